@@ -1,0 +1,39 @@
+# SPDX-FileCopyrightText: 2026 The resident authors
+# SPDX-License-Identifier: Apache-2.0
+# Settings for resident's own tests, examples and benchmarks; never applied to consumers.
+
+if(RESIDENT_ENABLE_CUDA)
+  enable_language(CUDA)
+  set(RESIDENT_HAS_CUDA_COMPILER ON)
+else()
+  set(RESIDENT_HAS_CUDA_COMPILER OFF)
+endif()
+
+# resident_configure_target(<target>): warnings (as errors unless disabled), C++17, and for
+# targets with CUDA sources the architectures and a CUDA runtime that matches the one the
+# library links (two runtimes in one process would not share contexts).
+function(resident_configure_target target)
+  target_compile_features(${target} PRIVATE cxx_std_17)
+  set(werror "")
+  set(cuda_werror "")
+  if(RESIDENT_WARNINGS_AS_ERRORS)
+    set(werror -Werror)
+    set(cuda_werror -Xcompiler=-Werror --Werror=all-warnings)
+  endif()
+  # -Wpedantic is for g++ only: nvcc's own generated line directives trip it.
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic ${werror}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra ${cuda_werror}>)
+  if(RESIDENT_HAS_CUDA_COMPILER)
+    if(RESIDENT_CUDA_STATIC_RUNTIME)
+      set(runtime Static)
+    else()
+      set(runtime Shared)
+    endif()
+    set_target_properties(${target} PROPERTIES
+      CUDA_ARCHITECTURES "${RESIDENT_CUDA_ARCHITECTURES}"
+      CUDA_STANDARD 17
+      CUDA_STANDARD_REQUIRED ON
+      CUDA_RUNTIME_LIBRARY ${runtime})
+  endif()
+endfunction()

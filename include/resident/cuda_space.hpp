@@ -1,0 +1,194 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief `CudaSpace`: datasets in the global memory of one CUDA device. Uses the runtime API
+/// only, so a g++ translation unit that links `CUDA::cudart` can use it; declared only when
+/// `RESIDENT_HAS_CUDA` is 1.
+
+#include "resident/config.hpp"
+
+#if RESIDENT_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cassert>
+#include <cstddef>
+#include <string>
+
+#include "resident/detail/cuda_try.hpp"
+#include "resident/error.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident {
+
+namespace detail {
+
+/// Makes `device` current for a scope and restores the caller's device after it, so that
+/// resident never changes which device the rest of the program talks to.
+class CudaDeviceScope {
+ public:
+  explicit CudaDeviceScope(int device) {
+    RESIDENT_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device) RESIDENT_CUDA_TRY(cudaSetDevice(device));
+  }
+  ~CudaDeviceScope() {
+    int current = previous_;
+    if (cudaGetDevice(&current) == cudaSuccess && current != previous_)
+      (void)cudaSetDevice(previous_);
+  }
+  CudaDeviceScope(const CudaDeviceScope&) = delete;
+  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+/// In Debug builds, stops at a failed release; `cudaErrorCudartUnloading` is tolerated
+/// because datasets with static lifetime are destroyed after the runtime shut down.
+inline void assert_released(cudaError_t status) noexcept {
+  assert(status == cudaSuccess || status == cudaErrorCudartUnloading);
+  (void)status;
+  (void)cudaGetLastError();
+}
+
+}  // namespace detail
+
+/// @brief Global memory of CUDA device `device_id()`: `cudaMalloc` for the dataset's one
+/// allocation, `cudaMemGetInfo` for capacity, `cudaMemcpyAsync` on a stream for copies.
+/// @note Constructing a `CudaSpace` touches no driver; every operation first checks that the
+/// device exists and throws `CudaError` saying so plainly when there is no usable device or
+/// driver. Each operation makes its device current for its duration only.
+class CudaSpace {
+ public:
+  using memory_space = CudaSpace;    ///< Kokkos-style self-name; see `is_memory_space_v`.
+  using stream_type = cudaStream_t;  ///< Copies and gathers are ordered on a CUDA stream.
+  static constexpr bool device_accessible = true;  ///< Kernels on its device read it.
+
+  /// @brief Device `device_id` (default 0); nothing is checked until the space is used.
+  constexpr explicit CudaSpace(int device_id = 0) noexcept : device_id_(device_id) {}
+
+  [[nodiscard]] constexpr int device_id() const noexcept { return device_id_; }
+  [[nodiscard]] std::string name() const { return "cuda:" + std::to_string(device_id_); }
+
+  /// @brief Number of CUDA devices this process can use; 0 without a driver or device.
+  [[nodiscard]] static int device_count() noexcept {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return count;
+  }
+
+  /// @brief Throws `CudaError` unless this space's device exists and its driver works.
+  void ensure_usable() const {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw CudaError(static_cast<int>(status), "cudaGetDeviceCount", __FILE__, __LINE__,
+                      "resident: no usable CUDA device or driver on this machine (" + name() +
+                          " requested; cudaGetDeviceCount returned " +
+                          detail::describe_cuda_error(status) +
+                          "); use resident::HostSpace here, or run where an NVIDIA GPU and "
+                          "its driver are present");
+    }
+    if (device_id_ < 0 || device_id_ >= count) {
+      throw CudaError(static_cast<int>(cudaErrorInvalidDevice), "cudaGetDeviceCount", __FILE__,
+                      __LINE__,
+                      "resident: " + name() + " requested but this machine has " +
+                          std::to_string(count) +
+                          " CUDA device(s); pass a device id from 0 to count - 1 "
+                          "(CUDA_VISIBLE_DEVICES renumbers them)");
+    }
+  }
+
+  /// @brief Free and total bytes of the device (`cudaMemGetInfo`).
+  [[nodiscard]] Capacity capacity() const {
+    ensure_usable();
+    const detail::CudaDeviceScope scope(device_id_);
+    Capacity capacity;
+    RESIDENT_CUDA_TRY(cudaMemGetInfo(&capacity.free_bytes, &capacity.total_bytes));
+    return capacity;
+  }
+
+  /// @brief 512 MiB: room for the CUDA context's growth, cuBLAS workspaces and a small
+  /// model; set `DatasetOptions::reserve_bytes` to your model's footprint for anything larger.
+  [[nodiscard]] std::size_t default_reserve_bytes() const noexcept {
+    return std::size_t{512} << 20;
+  }
+
+  /// @brief `bytes` of device memory (256-byte aligned, as `cudaMalloc` guarantees); null for 0.
+  /// @throws CapacityError when the device is out of memory, CudaError on any other failure.
+  [[nodiscard]] void* allocate(std::size_t bytes) const {
+    if (bytes == 0) return nullptr;
+    ensure_usable();
+    const detail::CudaDeviceScope scope(device_id_);
+    void* pointer = nullptr;
+    const cudaError_t status = cudaMalloc(&pointer, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      Capacity now;
+      (void)cudaMemGetInfo(&now.free_bytes, &now.total_bytes);
+      throw CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
+    }
+    if (status != cudaSuccess) detail::throw_cuda_error(status, "cudaMalloc", __FILE__, __LINE__);
+    return pointer;
+  }
+
+  /// @brief Releases memory from `allocate`; never throws (see `detail::assert_released`).
+  void deallocate(void* pointer, std::size_t /*bytes*/) const noexcept {
+    if (pointer == nullptr) return;
+    int previous = device_id_;
+    (void)cudaGetDevice(&previous);
+    if (previous != device_id_) (void)cudaSetDevice(device_id_);
+    detail::assert_released(cudaFree(pointer));
+    if (previous != device_id_) (void)cudaSetDevice(previous);
+  }
+
+  /// @brief A non-blocking stream on this device (it does not serialise with stream 0).
+  [[nodiscard]] stream_type create_stream() const {
+    ensure_usable();
+    const detail::CudaDeviceScope scope(device_id_);
+    cudaStream_t stream = nullptr;
+    RESIDENT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return stream;
+  }
+
+  void destroy_stream(stream_type stream) const noexcept {
+    if (stream != nullptr) detail::assert_released(cudaStreamDestroy(stream));
+  }
+
+  void synchronize(stream_type stream) const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream)); }
+
+  /// @brief Enqueues a host-to-device copy on `stream`.
+  void copy_from_host(void* destination, const void* source, std::size_t bytes,
+                      stream_type stream) const {
+    if (bytes == 0) return;
+    RESIDENT_CUDA_TRY(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream));
+  }
+
+  /// @brief Enqueues a device-to-host copy on `stream`.
+  void copy_to_host(void* destination, const void* source, std::size_t bytes,
+                    stream_type stream) const {
+    if (bytes == 0) return;
+    RESIDENT_CUDA_TRY(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream));
+  }
+
+  friend constexpr bool operator==(const CudaSpace& a, const CudaSpace& b) noexcept {
+    return a.device_id_ == b.device_id_;
+  }
+  friend constexpr bool operator!=(const CudaSpace& a, const CudaSpace& b) noexcept {
+    return !(a == b);
+  }
+
+ private:
+  int device_id_;
+};
+
+}  // namespace resident
+
+#endif  // RESIDENT_HAS_CUDA

@@ -1,0 +1,35 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <string>
+
+#include "resident/detail/expects.hpp"
+
+namespace resident::detail {
+
+/// @brief `a * b`, or `InvalidArgument` naming `what` when the product overflows `size_t`.
+inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
+  RESIDENT_EXPECTS(a == 0 || b <= std::numeric_limits<std::size_t>::max() / a,
+                   std::string(what) + " overflows std::size_t (" + std::to_string(a) + " x " +
+                       std::to_string(b) + "); the shape is too large for this platform");
+  return a * b;
+}
+
+/// @brief `a + b`, or `InvalidArgument` naming `what` when the sum overflows `size_t`.
+inline std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
+  RESIDENT_EXPECTS(b <= std::numeric_limits<std::size_t>::max() - a,
+                   std::string(what) + " overflows std::size_t (" + std::to_string(a) + " + " +
+                       std::to_string(b) + "); the shape is too large for this platform");
+  return a + b;
+}
+
+/// @brief Rounds `value` up to a multiple of `alignment` (a power of two), overflow-checked.
+inline std::size_t checked_align_up(std::size_t value, std::size_t alignment, const char* what) {
+  const std::size_t padded = checked_add(value, alignment - 1, what);
+  return padded & ~(alignment - 1);
+}
+
+}  // namespace resident::detail

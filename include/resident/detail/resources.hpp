@@ -1,0 +1,77 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+namespace resident::detail {
+
+/// One allocation of a memory space, released on destruction (move-only RAII).
+template <class Space>
+class Allocation {
+ public:
+  Allocation() = default;
+  /// @throws CapacityError (from the space) when the memory is not there.
+  Allocation(const Space& space, std::size_t bytes)
+      : space_(space), pointer_(space.allocate(bytes)), bytes_(bytes) {}
+  Allocation(Allocation&& other) noexcept
+      : space_(other.space_),
+        pointer_(std::exchange(other.pointer_, nullptr)),
+        bytes_(std::exchange(other.bytes_, 0)) {}
+  Allocation& operator=(Allocation&& other) noexcept {
+    Allocation taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  ~Allocation() { space_.deallocate(pointer_, bytes_); }
+
+  void swap(Allocation& other) noexcept {
+    std::swap(space_, other.space_);
+    std::swap(pointer_, other.pointer_);
+    std::swap(bytes_, other.bytes_);
+  }
+
+  [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(pointer_); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  Space space_{};
+  void* pointer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// A stream of a memory space, destroyed on destruction (move-only RAII).
+template <class Space>
+class OwnedStream {
+ public:
+  using stream_type = typename Space::stream_type;
+
+  OwnedStream() = default;
+  explicit OwnedStream(const Space& space) : space_(space), stream_(space.create_stream()) {}
+  OwnedStream(OwnedStream&& other) noexcept
+      : space_(other.space_), stream_(std::exchange(other.stream_, stream_type{})) {}
+  OwnedStream& operator=(OwnedStream&& other) noexcept {
+    OwnedStream taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  ~OwnedStream() { space_.destroy_stream(stream_); }
+
+  void swap(OwnedStream& other) noexcept {
+    std::swap(space_, other.space_);
+    std::swap(stream_, other.stream_);
+  }
+
+  [[nodiscard]] stream_type get() const noexcept { return stream_; }
+
+ private:
+  Space space_{};
+  stream_type stream_{};
+};
+
+}  // namespace resident::detail

@@ -1,0 +1,204 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief `DeviceDataset<Space, Ts...>`: every field of a dataset in one allocation of a
+/// memory space, uploaded once after a capacity check, served as zero-copy batch views.
+
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "resident/batch_view.hpp"
+#include "resident/dataset_options.hpp"
+#include "resident/detail/batching.hpp"
+#include "resident/detail/layout.hpp"
+#include "resident/detail/resources.hpp"
+#include "resident/host_tensor.hpp"
+#include "resident/plan.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident {
+
+/// @brief A dataset resident in `Space`: fields `Ts...` (features, labels, ...) sharing one
+/// row count, held in one allocation with each field's base 256-byte aligned.
+/// @tparam Space `HostSpace`, `CudaSpace` or any type meeting the memory-space concept
+/// @tparam Ts element type of each field, unqualified (`float`, `std::int32_t`, ...)
+/// @note Move-only RAII; a moved-from dataset is empty (0 rows, 0 batches, 0 bytes).
+/// Thread-safety: const members may be called from many threads at once.
+template <class Space, class... Ts>
+class DeviceDataset {
+  static_assert(is_memory_space_v<Space>, "DeviceDataset needs a memory space");
+  static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
+  static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>) && ...),
+                "name the field types unqualified: DeviceDataset<Space, float, int32_t>");
+
+ public:
+  using space_type = Space;                                ///< Where the data lives.
+  using stream_type = typename Space::stream_type;         ///< The dataset's stream type.
+  using batch_type = std::tuple<BatchView<const Ts>...>;   ///< What `batch(i)` returns.
+  static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
+
+  /// @brief Checks capacity, makes one allocation, copies every field into it.
+  /// @param space where to put the data; copies of a space share its accounting
+  /// @param options batch size, remainder policy, reserve
+  /// @param fields host tensors with equal row counts; read only during this call
+  /// @throws InvalidArgument for mismatched rows, batch size 0 or byte overflow;
+  /// CapacityError when the data does not fit (before allocating) or the allocation fails;
+  /// CudaError when a CUDA call fails.
+  /// @note Strong guarantee: on any exception everything taken is released and the caller's
+  /// data is untouched. On return the upload is complete and `fields` may be freed.
+  DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
+      : space_(std::move(space)), batch_size_(options.batch_size), remainder_(options.remainder) {
+    const auto layout = detail::make_layout(fields...);
+    const Plan verdict = detail::plan_layout(space_, options, layout);
+    if (!verdict.fits) throw verdict.refusal();
+
+    detail::OwnedStream<Space> stream(space_);
+    detail::Allocation<Space> storage(space_, layout.total_bytes);
+    upload(storage, stream.get(), layout, fields...);
+
+    rows_ = layout.rows;
+    num_batches_ = verdict.num_batches;
+    fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
+    storage_ = std::move(storage);
+    stream_ = std::move(stream);
+  }
+
+  DeviceDataset(const DeviceDataset&) = delete;
+  DeviceDataset& operator=(const DeviceDataset&) = delete;
+
+  /// @brief Takes `other`'s data; `other` is left empty.
+  DeviceDataset(DeviceDataset&& other) noexcept
+      : space_(other.space_),
+        batch_size_(other.batch_size_),
+        remainder_(other.remainder_),
+        rows_(std::exchange(other.rows_, 0)),
+        num_batches_(std::exchange(other.num_batches_, 0)),
+        storage_(std::move(other.storage_)),
+        stream_(std::move(other.stream_)),
+        fields_(std::exchange(other.fields_, batch_type{})) {}
+
+  /// @brief Releases this dataset's data, then takes `other`'s; `other` is left empty.
+  DeviceDataset& operator=(DeviceDataset&& other) noexcept {
+    if (this != &other) {
+      DeviceDataset taken(std::move(other));
+      swap(taken);
+    }
+    return *this;
+  }
+
+  ~DeviceDataset() = default;
+
+  /// @brief Exchanges the contents of two datasets.
+  void swap(DeviceDataset& other) noexcept {
+    std::swap(space_, other.space_);
+    std::swap(batch_size_, other.batch_size_);
+    std::swap(remainder_, other.remainder_);
+    std::swap(rows_, other.rows_);
+    std::swap(num_batches_, other.num_batches_);
+    storage_.swap(other.storage_);
+    stream_.swap(other.stream_);
+    std::swap(fields_, other.fields_);
+  }
+
+  [[nodiscard]] std::size_t num_rows() const noexcept { return rows_; }
+  [[nodiscard]] std::size_t batch_size() const noexcept { return batch_size_; }
+  [[nodiscard]] Remainder remainder() const noexcept { return remainder_; }
+  [[nodiscard]] std::size_t num_batches() const noexcept { return num_batches_; }
+  /// @brief Bytes of the one allocation (fields plus alignment padding).
+  [[nodiscard]] std::size_t bytes() const noexcept { return storage_.bytes(); }
+  [[nodiscard]] bool empty() const noexcept { return rows_ == 0; }
+  [[nodiscard]] const Space& space() const noexcept { return space_; }
+  /// @brief The stream the dataset's device work is ordered on (a stream it owns).
+  /// @note The upload has completed when the constructor returns; kernels on any stream
+  /// may read the data from then on.
+  [[nodiscard]] stream_type stream() const noexcept { return stream_.get(); }
+
+  /// @brief Batch `index` of every field: pointer offsets into the allocation, no copy.
+  /// Rows `[index * batch_size(), ...)`; the last batch is short under `Remainder::partial`.
+  /// @throws std::out_of_range when `index >= num_batches()`.
+  [[nodiscard]] batch_type batch(std::size_t index) const {
+    if (index >= num_batches_) throw_batch_out_of_range(index);
+    const std::size_t first = index * batch_size_;
+    const std::size_t rows = detail::rows_in_batch(index, rows_, batch_size_);
+    return std::apply(
+        [first, rows](const auto&... field) { return batch_type(field.subview(first, rows)...); },
+        fields_);
+  }
+
+  /// @brief The whole of field `Field` (all rows, including any dropped remainder).
+  template <std::size_t Field>
+  [[nodiscard]] std::tuple_element_t<Field, batch_type> field() const noexcept {
+    static_assert(Field < num_fields, "field index past the dataset's fields");
+    return std::get<Field>(fields_);
+  }
+
+ private:
+  template <std::size_t Fields>
+  void upload(const detail::Allocation<Space>& storage, stream_type stream,
+              const detail::DatasetLayout<Fields>& layout,
+              const HostTensor<const Ts>&... fields) const {
+    const std::array<const void*, Fields> sources{static_cast<const void*>(fields.data())...};
+    try {
+      for (std::size_t field = 0; field < Fields; ++field)
+        space_.copy_from_host(storage.data() + layout.offsets[field], sources[field],
+                              layout.bytes[field], stream);
+      space_.synchronize(stream);
+    } catch (...) {
+      // Copies already queued may still read the caller's buffers: wait for them before the
+      // exception reaches a caller who may free those buffers.
+      try {
+        space_.synchronize(stream);
+      } catch (...) {  // NOLINT(bugprone-empty-catch): the first error is the one to report
+      }
+      throw;
+    }
+  }
+
+  template <std::size_t Fields, std::size_t... Index>
+  static batch_type views(const detail::Allocation<Space>& storage,
+                          const detail::DatasetLayout<Fields>& layout,
+                          std::index_sequence<Index...> /*fields*/,
+                          const HostTensor<const Ts>&... fields) {
+    return batch_type(BatchView<const Ts>(
+        reinterpret_cast<const Ts*>(storage.data() + layout.offsets[Index]),  // NOLINT
+        fields.rows(), fields.row_shape())...);
+  }
+
+  [[noreturn]] void throw_batch_out_of_range(std::size_t index) const {
+    throw std::out_of_range(
+        "resident: batch index " + std::to_string(index) + " is out of range; the dataset has " +
+        std::to_string(num_batches_) + " batches (" + std::to_string(rows_) + " rows, batch size " +
+        std::to_string(batch_size_) + ", remainder " +
+        (remainder_ == Remainder::drop ? "drop" : "partial") + "); use an index below " +
+        std::to_string(num_batches_));
+  }
+
+  Space space_;
+  std::size_t batch_size_;
+  Remainder remainder_;
+  std::size_t rows_ = 0;
+  std::size_t num_batches_ = 0;
+  detail::Allocation<Space> storage_;
+  detail::OwnedStream<Space> stream_;
+  batch_type fields_{};
+};
+
+/// Deduces the field types from the tensors, const or not: `DeviceDataset ds(space, opt, x, y)`.
+template <class Space, class... Ts>
+DeviceDataset(Space, DatasetOptions, HostTensor<Ts>...)
+    -> DeviceDataset<Space, std::remove_const_t<Ts>...>;
+
+/// @brief Exchanges the contents of two datasets.
+template <class Space, class... Ts>
+void swap(DeviceDataset<Space, Ts...>& a, DeviceDataset<Space, Ts...>& b) noexcept {
+  a.swap(b);
+}
+
+}  // namespace resident

@@ -1,0 +1,105 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief The exceptions resident throws. Every one derives from `resident::Error` (itself a
+/// `std::runtime_error`) and carries the figures behind its message, so callers can react to
+/// the numbers rather than parse text. A batch index past the end throws `std::out_of_range`.
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "resident/detail/format_bytes.hpp"
+
+namespace resident {
+
+/// @brief Base of every exception thrown by resident.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// @brief An argument that can never work: mismatched row counts, a zero batch size, a shape
+/// whose byte size overflows `std::size_t`, a null pointer for non-empty data.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+/// @brief The data does not fit in the memory space: raised by the capacity check before
+/// anything is allocated, and also when an allocation fails after the check passed (another
+/// process or dataset took the memory in between).
+class CapacityError : public Error {
+ public:
+  /// @param space_name the space's `name()`, e.g. "cuda:0"
+  /// @param needed_bytes bytes the dataset would allocate
+  /// @param free_bytes bytes the space reported free
+  /// @param total_bytes bytes the space holds in all
+  /// @param reserve_bytes bytes the caller asked to leave free (for the model)
+  CapacityError(std::string space_name, std::size_t needed_bytes, std::size_t free_bytes,
+                std::size_t total_bytes, std::size_t reserve_bytes)
+      : Error(message(space_name, needed_bytes, free_bytes, total_bytes, reserve_bytes)),
+        space_name_(std::move(space_name)),
+        needed_bytes_(needed_bytes),
+        free_bytes_(free_bytes),
+        total_bytes_(total_bytes),
+        reserve_bytes_(reserve_bytes) {}
+
+  [[nodiscard]] const std::string& space_name() const noexcept { return space_name_; }
+  [[nodiscard]] std::size_t needed_bytes() const noexcept { return needed_bytes_; }
+  [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
+  [[nodiscard]] std::size_t total_bytes() const noexcept { return total_bytes_; }
+  [[nodiscard]] std::size_t reserve_bytes() const noexcept { return reserve_bytes_; }
+
+  /// @brief The sentence the exception carries; `plan()` uses it as its refusal reason.
+  static std::string message(const std::string& space_name, std::size_t needed_bytes,
+                             std::size_t free_bytes, std::size_t total_bytes,
+                             std::size_t reserve_bytes) {
+    using detail::format_bytes;
+    const std::size_t usable = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
+    return "resident: dataset needs " + format_bytes(needed_bytes) + " on " + space_name +
+           " but only " + format_bytes(usable) + " of " + format_bytes(total_bytes) +
+           " is free after a " + format_bytes(reserve_bytes) +
+           " reserve; use a compact dtype, shard it, or stream it (needed " +
+           std::to_string(needed_bytes) + " B, free " + std::to_string(free_bytes) +
+           " B, total " + std::to_string(total_bytes) + " B, reserve " +
+           std::to_string(reserve_bytes) + " B)";
+  }
+
+ private:
+  std::string space_name_;
+  std::size_t needed_bytes_;
+  std::size_t free_bytes_;
+  std::size_t total_bytes_;
+  std::size_t reserve_bytes_;
+};
+
+/// @brief A CUDA runtime call failed, or no usable CUDA device or driver is present. Keeps the
+/// `cudaError_t` value (as an `int`, so this header needs no CUDA headers), the call and the
+/// place, as CCCL's `cuda_error` does.
+class CudaError : public Error {
+ public:
+  /// @param code the `cudaError_t` value
+  /// @param call the failing call as written in the source
+  /// @param file source file of the call
+  /// @param line source line of the call
+  /// @param message the complete sentence `what()` returns
+  CudaError(int code, std::string call, std::string file, int line, const std::string& message)
+      : Error(message), code_(code), call_(std::move(call)), file_(std::move(file)), line_(line) {}
+
+  [[nodiscard]] int code() const noexcept { return code_; }                 ///< `cudaError_t`
+  [[nodiscard]] const std::string& call() const noexcept { return call_; }  ///< failing call
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] int line() const noexcept { return line_; }
+
+ private:
+  int code_;
+  std::string call_;
+  std::string file_;
+  int line_;
+};
+
+}  // namespace resident

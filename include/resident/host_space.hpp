@@ -1,0 +1,146 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief `HostSpace`: datasets in host memory, for CPU training and for every test on a
+/// machine without a GPU; optionally bounded by a byte budget so that refusals can be forced.
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "resident/detail/host_memory.hpp"
+#include "resident/error.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident {
+
+/// @brief The stream type of `HostSpace`: host copies complete on the calling thread, so
+/// there is nothing to order; the tag keeps the interface the same as on a device.
+struct HostStream {};
+
+namespace detail {
+
+/// The byte budget shared by every copy of a `with_budget` space.
+class HostBudget {
+ public:
+  explicit HostBudget(std::size_t limit) noexcept : limit_(limit) {}
+
+  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+  [[nodiscard]] std::size_t used() const noexcept { return used_.load(std::memory_order_acquire); }
+
+  /// Takes `bytes` from the budget atomically; false (and nothing taken) when it would not fit,
+  /// so concurrent datasets can never overdraw it.
+  [[nodiscard]] bool try_take(std::size_t bytes) noexcept {
+    std::size_t used = used_.load(std::memory_order_relaxed);
+    do {
+      if (bytes > limit_ - used) return false;
+    } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed));
+    return true;
+  }
+
+  void give_back(std::size_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_acq_rel); }
+
+ private:
+  std::size_t limit_;
+  std::atomic<std::size_t> used_{0};
+};
+
+}  // namespace detail
+
+/// @brief Host memory, 256-byte aligned (large blocks mapped with huge pages advised).
+/// Copies of a space share its budget, so every dataset living in one `with_budget` space
+/// draws from the same bytes.
+/// @note Thread-safe: datasets may be created and destroyed in one space from many threads.
+class HostSpace {
+ public:
+  using memory_space = HostSpace;  ///< Kokkos-style self-name; see `is_memory_space_v`.
+  using stream_type = HostStream;  ///< Host copies need no stream.
+  static constexpr bool device_accessible = false;  ///< Kernels cannot read it (not pinned).
+
+  /// @brief The whole host: capacity is the memory the OS reports available.
+  HostSpace() = default;
+
+  /// @brief A space whose capacity is `bytes`, shared by every dataset allocated in it.
+  [[nodiscard]] static HostSpace with_budget(std::size_t bytes) {
+    HostSpace space;
+    space.budget_ = std::make_shared<detail::HostBudget>(bytes);
+    return space;
+  }
+
+  [[nodiscard]] std::string name() const { return "host"; }
+
+  /// @brief Whether this space was made by `with_budget`.
+  [[nodiscard]] bool has_budget() const noexcept { return budget_ != nullptr; }
+
+  /// @brief Bytes currently allocated from the budget (0 for a space without budget).
+  [[nodiscard]] std::size_t used_bytes() const noexcept { return budget_ ? budget_->used() : 0; }
+
+  /// @brief Budget left and budget, or the OS's available and total memory.
+  [[nodiscard]] Capacity capacity() const {
+    if (budget_) return {budget_->limit() - budget_->used(), budget_->limit()};
+    return detail::host_capacity();
+  }
+
+  /// @brief No reserve inside a budget (the budget is the figure the caller chose); 256 MiB of
+  /// the machine's memory otherwise, so that a dataset does not starve the process using it.
+  [[nodiscard]] std::size_t default_reserve_bytes() const noexcept {
+    return budget_ ? 0 : std::size_t{256} << 20;
+  }
+
+  /// @brief `bytes` of memory aligned to `field_alignment`; null for 0 bytes.
+  /// @throws CapacityError when the budget or the system cannot supply them.
+  [[nodiscard]] void* allocate(std::size_t bytes) const {
+    if (bytes == 0) return nullptr;
+    if (budget_ && !budget_->try_take(bytes)) throw refusal(bytes);
+    void* pointer = detail::allocate_host(bytes);
+    if (pointer == nullptr) {
+      if (budget_) budget_->give_back(bytes);
+      throw refusal(bytes);
+    }
+    return pointer;
+  }
+
+  /// @brief Releases memory from `allocate(bytes)`, with the same `bytes`.
+  void deallocate(void* pointer, std::size_t bytes) const noexcept {
+    if (pointer == nullptr) return;
+    detail::deallocate_host(pointer, bytes);
+    if (budget_) budget_->give_back(bytes);
+  }
+
+  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
+  void destroy_stream(stream_type /*stream*/) const noexcept {}
+  void synchronize(stream_type /*stream*/) const noexcept {}
+
+  /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
+  void copy_from_host(void* destination, const void* source, std::size_t bytes,
+                      stream_type /*stream*/) const noexcept {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+
+  /// @brief Copies `bytes` from this space into host memory; done when it returns.
+  void copy_to_host(void* destination, const void* source, std::size_t bytes,
+                    stream_type /*stream*/) const noexcept {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+
+  /// @brief Two spaces are equal when they draw from the same budget (or both from none).
+  friend bool operator==(const HostSpace& a, const HostSpace& b) noexcept {
+    return a.budget_ == b.budget_;
+  }
+  friend bool operator!=(const HostSpace& a, const HostSpace& b) noexcept { return !(a == b); }
+
+ private:
+  [[nodiscard]] CapacityError refusal(std::size_t bytes) const {
+    const Capacity now = capacity();
+    return CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
+  }
+
+  std::shared_ptr<detail::HostBudget> budget_;
+};
+
+}  // namespace resident

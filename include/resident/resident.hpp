@@ -1,0 +1,18 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief Umbrella header: the whole public API of resident.
+
+#include "resident/batch_view.hpp"
+#include "resident/config.hpp"
+#include "resident/dataset_options.hpp"
+#include "resident/device_dataset.hpp"
+#include "resident/error.hpp"
+#include "resident/host_tensor.hpp"
+#include "resident/memory_space.hpp"
+#include "resident/plan.hpp"
+#include "resident/shape.hpp"
+#include "resident/space_traits.hpp"
+#include "resident/version.hpp"

@@ -1,0 +1,71 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Test support: the memory spaces every typed test runs over, how to tell whether one is
+// usable on this machine, and how to read data back from one.
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "resident/resident.hpp"
+
+namespace resident::testing {
+
+/// Why `Space` cannot run here (no device, no driver), or nothing when it can.
+template <class Space>
+std::optional<std::string> unavailable_reason();
+
+template <>
+inline std::optional<std::string> unavailable_reason<HostSpace>() {
+  return std::nullopt;
+}
+
+#if RESIDENT_HAS_CUDA
+template <>
+inline std::optional<std::string> unavailable_reason<CudaSpace>() {
+  try {
+    CudaSpace{0}.ensure_usable();
+  } catch (const CudaError& error) {
+    return std::string(error.what());
+  }
+  return std::nullopt;
+}
+using SpaceTypes = ::testing::Types<HostSpace, CudaSpace>;
+#else
+using SpaceTypes = ::testing::Types<HostSpace>;
+#endif
+
+/// Names typed-test instances by space ("HostSpace", "CudaSpace") instead of 0, 1.
+struct SpaceName {
+  template <class Space>
+  static std::string GetName(int /*index*/) {
+    return std::is_same_v<Space, HostSpace> ? "HostSpace" : "CudaSpace";
+  }
+};
+
+/// Fixture of the typed tests: skips, with the reason, where the space is not usable.
+template <class Space>
+class OverSpaces : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto why = unavailable_reason<Space>()) GTEST_SKIP() << "skipped: " << *why;
+  }
+  Space space_{};
+};
+
+/// Copies a view's elements back to the host (waits for the copy).
+template <class Space, class T>
+std::vector<std::remove_const_t<T>> read_back(const Space& space,
+                                              typename Space::stream_type stream,
+                                              BatchView<T> view) {
+  std::vector<std::remove_const_t<T>> host(view.size());
+  space.copy_to_host(host.data(), view.data(), view.bytes(), stream);
+  space.synchronize(stream);
+  return host;
+}
+
+}  // namespace resident::testing

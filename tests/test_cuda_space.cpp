@@ -1,0 +1,91 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// CudaSpace through the runtime API from a g++ translation unit: its behaviour both with and
+// without a usable device (each machine runs the half that applies and skips the other).
+#include "resident/cuda_space.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "resident/space_traits.hpp"
+
+#if RESIDENT_HAS_CUDA
+namespace {
+
+using resident::CudaError;
+using resident::CudaSpace;
+
+static_assert(resident::is_memory_space_v<CudaSpace>);
+static_assert(resident::is_device_accessible_v<CudaSpace>);
+
+bool has_device() { return CudaSpace::device_count() > 0; }
+
+TEST(CudaSpace, NamesItsDevice) {
+  EXPECT_EQ(CudaSpace{}.name(), "cuda:0");
+  EXPECT_EQ(CudaSpace{3}.name(), "cuda:3");
+  EXPECT_EQ(CudaSpace{3}.device_id(), 3);
+  EXPECT_EQ(CudaSpace{0}, CudaSpace{});
+  EXPECT_EQ(CudaSpace{}.default_reserve_bytes(), std::size_t{512} << 20);
+}
+
+TEST(CudaSpace, WithoutDeviceEveryUseThrowsAPlainCudaError) {
+  if (has_device()) GTEST_SKIP() << "skipped: this machine has a CUDA device";
+  const CudaSpace space{0};
+  for (const auto& use : {+[](const CudaSpace& s) { (void)s.capacity(); },
+                          +[](const CudaSpace& s) { (void)s.allocate(1024); },
+                          +[](const CudaSpace& s) { (void)s.create_stream(); }}) {
+    try {
+      use(space);
+      FAIL() << "no error without a device";
+    } catch (const CudaError& error) {
+      EXPECT_NE(std::string(error.what()).find("no usable CUDA device or driver"),
+                std::string::npos)
+          << error.what();
+      EXPECT_NE(error.code(), 0);
+    }
+  }
+}
+
+TEST(CudaSpace, DeviceIdPastTheCountThrowsCudaError) {
+  if (!has_device()) GTEST_SKIP() << "skipped: no CUDA device on this machine";
+  try {
+    (void)CudaSpace{CudaSpace::device_count()}.capacity();
+    FAIL() << "a device past the count was accepted";
+  } catch (const CudaError& error) {
+    EXPECT_NE(std::string(error.what()).find("requested but this machine has"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(CudaSpace, CapacityAndAllocationOnTheDevice) {
+  if (!has_device()) GTEST_SKIP() << "skipped: no CUDA device on this machine";
+  const CudaSpace space{0};
+  const auto capacity = space.capacity();
+  EXPECT_GT(capacity.total_bytes, 0u);
+  EXPECT_LE(capacity.free_bytes, capacity.total_bytes);
+  void* block = space.allocate(1000);
+  EXPECT_NE(block, nullptr);
+  space.deallocate(block, 1000);
+}
+
+TEST(CudaSpace, AllocationBeyondTheDeviceIsACapacityError) {
+  if (!has_device()) GTEST_SKIP() << "skipped: no CUDA device on this machine";
+  const CudaSpace space{0};
+  const std::size_t too_much = space.capacity().total_bytes * 2;
+  try {
+    (void)space.allocate(too_much);
+    FAIL() << "allocated twice the device's memory";
+  } catch (const resident::CapacityError& error) {
+    EXPECT_EQ(error.needed_bytes(), too_much);
+    EXPECT_EQ(error.space_name(), "cuda:0");
+  }
+  void* block = space.allocate(16);  // the failure left no sticky error behind
+  space.deallocate(block, 16);
+}
+
+}  // namespace
+#else
+TEST(CudaSpace, NotBuilt) { GTEST_SKIP() << "skipped: resident was configured without CUDA"; }
+#endif
