@@ -71,7 +71,8 @@ void BM_BatchCollateCopy(benchmark::State& state) {
   for (auto _ : state) {
     std::memcpy(x_batch.data(), data.x.data() + index * kBatch * kFeatures,
                 x_batch.size() * sizeof(float));
-    std::memcpy(y_batch.data(), data.y.data() + index * kBatch, y_batch.size() * sizeof(std::int32_t));
+    std::memcpy(y_batch.data(), data.y.data() + index * kBatch,
+                y_batch.size() * sizeof(std::int32_t));
     benchmark::DoNotOptimize(x_batch.data());
     benchmark::DoNotOptimize(y_batch.data());
     benchmark::ClobberMemory();
@@ -122,7 +123,12 @@ void BM_HostUploadVsMemcpy(benchmark::State& state) {
   state.counters["upload_vs_memcpy_fresh"] = fresh / upload;
   state.counters["upload_vs_memcpy_warm"] = touched / upload;
 }
-BENCHMARK(BM_HostUploadVsMemcpy)->Arg(64 << 20)->Arg(256 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HostUploadVsMemcpy)
+    ->Arg(64 << 20)
+    ->Arg(256 << 20)
+    ->MinWarmUpTime(0.5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 #if RESIDENT_HAS_CUDA
 // The CUDA upload from pageable memory against a pinned cudaMemcpy of the same bytes (the bus
@@ -177,7 +183,11 @@ void BM_CudaUploadVsPinnedMemcpy(benchmark::State& state) {
   (void)cudaFree(device);
   (void)cudaFreeHost(pinned);
 }
-BENCHMARK(BM_CudaUploadVsPinnedMemcpy)->Arg(256 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CudaUploadVsPinnedMemcpy)
+    ->Arg(256 << 20)
+    ->MinWarmUpTime(0.5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 }  // namespace

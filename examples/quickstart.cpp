@@ -6,13 +6,12 @@
 // present (this file is compiled by nvcc then), otherwise on HostSpace, and says which.
 //
 //   quickstart [--space auto|host|cuda] [--rows N]
-#include <resident/resident.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <resident/resident.hpp>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -39,7 +38,7 @@ float uniform(std::uint64_t key) {  // in [-1, 1)
   return static_cast<float>(mix(key) >> 40) / static_cast<float>(1 << 23) - 1.0f;
 }
 
-// Class c has its centre at +3 on feature c and 0 elsewhere; each sample adds noise.
+// Class c has its centre at +2.5 on feature c and 0 elsewhere; each sample adds noise.
 Synthetic make_synthetic(std::size_t rows) {
   Synthetic data;
   data.features.resize(rows * features_per_row);
@@ -48,7 +47,7 @@ Synthetic make_synthetic(std::size_t rows) {
     const auto label = static_cast<std::int32_t>(mix(row) % classes);
     data.labels[row] = label;
     for (std::size_t f = 0; f < features_per_row; ++f) {
-      const float centre = f == static_cast<std::size_t>(label) ? 3.0f : 0.0f;
+      const float centre = f == static_cast<std::size_t>(label) ? 2.5f : 0.0f;
       data.features[row * features_per_row + f] = centre + uniform(row * features_per_row + f);
     }
   }
@@ -164,8 +163,8 @@ struct CudaCompute {
   }
   void finish() {
     unsigned long long value = 0;
-    RESIDENT_CUDA_TRY(cudaMemcpyAsync(&value, correct_device_, sizeof value,
-                                      cudaMemcpyDeviceToHost, stream_));
+    RESIDENT_CUDA_TRY(
+        cudaMemcpyAsync(&value, correct_device_, sizeof value, cudaMemcpyDeviceToHost, stream_));
     RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_));
     correct = static_cast<std::size_t>(value);
   }
@@ -204,8 +203,10 @@ int run(const Space& space, const Synthetic& data) {
               static_cast<double>(ds.bytes()) / (1 << 20), upload_seconds);
 
   Compute compute = [&] {
-    if constexpr (std::is_same_v<Compute, HostCompute>) return Compute{};
-    else return Compute(ds.stream());
+    if constexpr (std::is_same_v<Compute, HostCompute>)
+      return Compute{};
+    else
+      return Compute(ds.stream());
   }();
   const auto epoch_start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < ds.num_batches(); ++i) {
@@ -219,7 +220,8 @@ int run(const Space& space, const Synthetic& data) {
   compute.finish();
   const double epoch_seconds = seconds_since(epoch_start);
   std::printf("2 epochs of %zu batches: nearest-centroid accuracy %.2f %%, %.3g rows/s\n",
-              ds.num_batches(), 100.0 * static_cast<double>(compute.correct) / static_cast<double>(rows),
+              ds.num_batches(),
+              100.0 * static_cast<double>(compute.correct) / static_cast<double>(rows),
               2.0 * static_cast<double>(rows) / epoch_seconds);
   return 0;
 }
@@ -230,8 +232,10 @@ int main(int argc, char** argv) {
   std::string space = "auto";
   std::size_t rows = 60000;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--space") == 0) space = argv[i + 1];
-    else if (std::strcmp(argv[i], "--rows") == 0) rows = std::strtoull(argv[i + 1], nullptr, 10);
+    if (std::strcmp(argv[i], "--space") == 0)
+      space = argv[i + 1];
+    else if (std::strcmp(argv[i], "--rows") == 0)
+      rows = std::strtoull(argv[i + 1], nullptr, 10);
     else {
       std::fprintf(stderr, "usage: quickstart [--space auto|host|cuda] [--rows N]\n");
       return 2;

@@ -1,13 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/batch_view.hpp"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
 #include <type_traits>
 #include <vector>
 
+#include "resident/batch_view.hpp"
 #include "resident/error.hpp"
 
 namespace {

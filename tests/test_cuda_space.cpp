@@ -2,13 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // CudaSpace through the runtime API from a g++ translation unit: its behaviour both with and
 // without a usable device (each machine runs the half that applies and skips the other).
-#include "resident/cuda_space.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "resident/cuda_space.hpp"
 #include "resident/space_traits.hpp"
+#include "support/spaces.hpp"
 
 #if RESIDENT_HAS_CUDA
 namespace {
@@ -20,6 +20,12 @@ static_assert(resident::is_memory_space_v<CudaSpace>);
 static_assert(resident::is_device_accessible_v<CudaSpace>);
 
 bool has_device() { return CudaSpace::device_count() > 0; }
+
+// Tests that need a device: skipped without one (failed under RESIDENT_REQUIRE_CUDA).
+class CudaSpaceOnDevice : public ::testing::Test {
+ protected:
+  void SetUp() override { resident::testing::skip_unless_usable<CudaSpace>(); }
+};
 
 TEST(CudaSpace, NamesItsDevice) {
   EXPECT_EQ(CudaSpace{}.name(), "cuda:0");
@@ -47,20 +53,17 @@ TEST(CudaSpace, WithoutDeviceEveryUseThrowsAPlainCudaError) {
   }
 }
 
-TEST(CudaSpace, DeviceIdPastTheCountThrowsCudaError) {
-  if (!has_device()) GTEST_SKIP() << "skipped: no CUDA device on this machine";
+TEST_F(CudaSpaceOnDevice, DeviceIdPastTheCountThrowsCudaError) {
   try {
     (void)CudaSpace{CudaSpace::device_count()}.capacity();
     FAIL() << "a device past the count was accepted";
   } catch (const CudaError& error) {
-    EXPECT_NE(std::string(error.what()).find("requested but this machine has"),
-              std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("requested but this machine has"), std::string::npos)
         << error.what();
   }
 }
 
-TEST(CudaSpace, CapacityAndAllocationOnTheDevice) {
-  if (!has_device()) GTEST_SKIP() << "skipped: no CUDA device on this machine";
+TEST_F(CudaSpaceOnDevice, CapacityAndAllocationOnTheDevice) {
   const CudaSpace space{0};
   const auto capacity = space.capacity();
   EXPECT_GT(capacity.total_bytes, 0u);
@@ -70,8 +73,7 @@ TEST(CudaSpace, CapacityAndAllocationOnTheDevice) {
   space.deallocate(block, 1000);
 }
 
-TEST(CudaSpace, AllocationBeyondTheDeviceIsACapacityError) {
-  if (!has_device()) GTEST_SKIP() << "skipped: no CUDA device on this machine";
+TEST_F(CudaSpaceOnDevice, AllocationBeyondTheDeviceIsACapacityError) {
   const CudaSpace space{0};
   const std::size_t too_much = space.capacity().total_bytes * 2;
   try {

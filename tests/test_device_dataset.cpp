@@ -1,7 +1,5 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/device_dataset.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "resident/device_dataset.hpp"
 #include "resident/memory_space.hpp"
 #include "support/spaces.hpp"
 
@@ -142,8 +141,9 @@ TYPED_TEST(TypedDataset, OutOfRangeNamesTheValidRange) {
     (void)ds.batch(2);
     FAIL() << "batch 2 of 2 was served";
   } catch (const std::out_of_range& error) {
-    EXPECT_NE(std::string(error.what()).find("has 2 batches (10 rows, batch size 4, remainder drop)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(error.what()).find("has 2 batches (10 rows, batch size 4, remainder drop)"),
+        std::string::npos)
         << error.what();
   }
 }
@@ -267,8 +267,9 @@ TEST(DeviceDataset, RefusesWhenNeededExceedsFreeWithExactFigures) {
     EXPECT_EQ(error.free_bytes(), 4096u);
     EXPECT_EQ(error.total_bytes(), 4096u);
     EXPECT_EQ(error.reserve_bytes(), 0u);
-    EXPECT_NE(std::string(error.what()).find("dataset needs 4.0 KiB on host but only 4.0 KiB of "
-                                             "4.0 KiB is free after a 0 B reserve"),
+    EXPECT_NE(std::string(error.what())
+                  .find("dataset needs 4.0 KiB on host but only 4.0 KiB of "
+                        "4.0 KiB is free after a 0 B reserve"),
               std::string::npos)
         << error.what();
   }

@@ -1,12 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/error.hpp"
-
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "resident/error.hpp"
 
 namespace {
 

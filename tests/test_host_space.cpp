@@ -1,13 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/host_space.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "resident/host_space.hpp"
 #include "resident/space_traits.hpp"
 
 namespace {

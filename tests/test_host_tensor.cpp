@@ -1,7 +1,5 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/host_tensor.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "resident/error.hpp"
+#include "resident/host_tensor.hpp"
 
 namespace {
 

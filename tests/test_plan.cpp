@@ -1,7 +1,5 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/plan.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "resident/host_space.hpp"
+#include "resident/plan.hpp"
 
 namespace {
 
@@ -18,8 +17,8 @@ using resident::HostTensor;
 
 TEST(Plan, CountsAlignedBytesAndBatchesWithoutAllocating) {
   const HostSpace space = HostSpace::with_budget(10000);
-  const std::vector<float> x(100 * 3);          // 1200 bytes, next field at 1280
-  const std::vector<std::int32_t> y(100);       // 400 bytes
+  const std::vector<float> x(100 * 3);     // 1200 bytes, next field at 1280
+  const std::vector<std::int32_t> y(100);  // 400 bytes
   DatasetOptions options;
   options.batch_size = 32;
   options.remainder = resident::Remainder::drop;

@@ -1,7 +1,5 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/shape.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "resident/error.hpp"
+#include "resident/shape.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#include "resident/version.hpp"
-
 #include <gtest/gtest.h>
+
+#include "resident/version.hpp"
 
 TEST(Version, HeaderMatchesTheCMakeProject) {
   EXPECT_EQ(RESIDENT_VERSION_MAJOR, RESIDENT_PROJECT_VERSION_MAJOR);

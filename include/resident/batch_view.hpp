@@ -81,7 +81,7 @@ class BatchView {
   }
   /// @brief Rows `[first, first + count)` of this view (in range, not checked).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView subview(std::size_t first,
-                                                                std::size_t count) const noexcept {
+                                                                 std::size_t count) const noexcept {
     return BatchView(row(first), count, row_shape_);
   }
 
@@ -98,13 +98,13 @@ class BatchView {
   [[nodiscard]] RESIDENT_HOST_DEVICE mdspan_type<Rank> to_mdspan() const {
     static_assert(Rank >= 1, "a batch has at least one axis (its rows)");
     if (Rank != row_shape_.rank() + 1) {
-      NV_IF_TARGET(NV_IS_HOST,
-                   (throw InvalidArgument("resident: to_mdspan<" + std::to_string(Rank) +
-                                          ">() called on a batch of rank " +
-                                          std::to_string(row_shape_.rank() + 1) + " (shape " +
-                                          shape().to_string() + "); use to_mdspan<" +
-                                          std::to_string(row_shape_.rank() + 1) + ">()");),
-                   (__trap();));
+      NV_IF_TARGET(
+          NV_IS_HOST,
+          (throw InvalidArgument(
+               "resident: to_mdspan<" + std::to_string(Rank) + ">() called on a batch of rank " +
+               std::to_string(row_shape_.rank() + 1) + " (shape " + shape().to_string() +
+               "); use to_mdspan<" + std::to_string(row_shape_.rank() + 1) + ">()");),
+          (__trap();));
     }
     return make_mdspan<Rank>(std::make_index_sequence<Rank>{});
   }

@@ -95,12 +95,11 @@ class CudaSpace {
                           "its driver are present");
     }
     if (device_id_ < 0 || device_id_ >= count) {
-      throw CudaError(static_cast<int>(cudaErrorInvalidDevice), "cudaGetDeviceCount", __FILE__,
-                      __LINE__,
-                      "resident: " + name() + " requested but this machine has " +
-                          std::to_string(count) +
-                          " CUDA device(s); pass a device id from 0 to count - 1 "
-                          "(CUDA_VISIBLE_DEVICES renumbers them)");
+      throw CudaError(
+          static_cast<int>(cudaErrorInvalidDevice), "cudaGetDeviceCount", __FILE__, __LINE__,
+          "resident: " + name() + " requested but this machine has " + std::to_string(count) +
+              " CUDA device(s); pass a device id from 0 to count - 1 "
+              "(CUDA_VISIBLE_DEVICES renumbers them)");
     }
   }
 
@@ -166,16 +165,14 @@ class CudaSpace {
   void copy_from_host(void* destination, const void* source, std::size_t bytes,
                       stream_type stream) const {
     if (bytes == 0) return;
-    RESIDENT_CUDA_TRY(
-        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream));
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream));
   }
 
   /// @brief Enqueues a device-to-host copy on `stream`.
   void copy_to_host(void* destination, const void* source, std::size_t bytes,
                     stream_type stream) const {
     if (bytes == 0) return;
-    RESIDENT_CUDA_TRY(
-        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream));
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream));
   }
 
   friend constexpr bool operator==(const CudaSpace& a, const CudaSpace& b) noexcept {

@@ -19,7 +19,7 @@ enum class Remainder {
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
 struct DatasetOptions {
-  std::size_t batch_size = 256;           ///< Rows per batch; must be positive.
+  std::size_t batch_size = 256;              ///< Rows per batch; must be positive.
   Remainder remainder = Remainder::partial;  ///< Policy for the last, short batch.
   /// @brief Bytes to leave free in the space after the upload (the model, activations,
   /// workspaces). Unset: the space's `default_reserve_bytes()` (512 MiB on `CudaSpace`,

@@ -35,13 +35,13 @@ template <class Space, class... Ts>
 class DeviceDataset {
   static_assert(is_memory_space_v<Space>, "DeviceDataset needs a memory space");
   static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
-  static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>) && ...),
+  static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>)&&...),
                 "name the field types unqualified: DeviceDataset<Space, float, int32_t>");
 
  public:
-  using space_type = Space;                                ///< Where the data lives.
-  using stream_type = typename Space::stream_type;         ///< The dataset's stream type.
-  using batch_type = std::tuple<BatchView<const Ts>...>;   ///< What `batch(i)` returns.
+  using space_type = Space;                                 ///< Where the data lives.
+  using stream_type = typename Space::stream_type;          ///< The dataset's stream type.
+  using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
   static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
 
   /// @brief Checks capacity, makes one allocation, copies every field into it.
@@ -172,12 +172,12 @@ class DeviceDataset {
   }
 
   [[noreturn]] void throw_batch_out_of_range(std::size_t index) const {
-    throw std::out_of_range(
-        "resident: batch index " + std::to_string(index) + " is out of range; the dataset has " +
-        std::to_string(num_batches_) + " batches (" + std::to_string(rows_) + " rows, batch size " +
-        std::to_string(batch_size_) + ", remainder " +
-        (remainder_ == Remainder::drop ? "drop" : "partial") + "); use an index below " +
-        std::to_string(num_batches_));
+    throw std::out_of_range("resident: batch index " + std::to_string(index) +
+                            " is out of range; the dataset has " + std::to_string(num_batches_) +
+                            " batches (" + std::to_string(rows_) + " rows, batch size " +
+                            std::to_string(batch_size_) + ", remainder " +
+                            (remainder_ == Remainder::drop ? "drop" : "partial") +
+                            "); use an index below " + std::to_string(num_batches_));
   }
 
   Space space_;

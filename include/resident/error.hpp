@@ -64,9 +64,8 @@ class CapacityError : public Error {
            " but only " + format_bytes(usable) + " of " + format_bytes(total_bytes) +
            " is free after a " + format_bytes(reserve_bytes) +
            " reserve; use a compact dtype, shard it, or stream it (needed " +
-           std::to_string(needed_bytes) + " B, free " + std::to_string(free_bytes) +
-           " B, total " + std::to_string(total_bytes) + " B, reserve " +
-           std::to_string(reserve_bytes) + " B)";
+           std::to_string(needed_bytes) + " B, free " + std::to_string(free_bytes) + " B, total " +
+           std::to_string(total_bytes) + " B, reserve " + std::to_string(reserve_bytes) + " B)";
   }
 
  private:

@@ -24,8 +24,8 @@ namespace resident {
 template <class T>
 class HostTensor {
  public:
-  using element_type = T;                       ///< Element type as viewed (often const).
-  using value_type = std::remove_cv_t<T>;       ///< Element type without qualifiers.
+  using element_type = T;                  ///< Element type as viewed (often const).
+  using value_type = std::remove_cv_t<T>;  ///< Element type without qualifiers.
   static_assert(std::is_trivially_copyable_v<value_type>,
                 "resident copies elements bytewise; T must be trivially copyable");
   static_assert(!std::is_volatile_v<T>, "volatile elements are not supported");

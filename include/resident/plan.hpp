@@ -63,13 +63,13 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   const std::size_t usable =
       plan.free_bytes > plan.reserve_bytes ? plan.free_bytes - plan.reserve_bytes : 0;
   plan.fits = plan.needed_bytes <= usable;
-  plan.reason = plan.fits ? "resident: dataset fits: needs " + format_bytes(plan.needed_bytes) +
-                                " on " + plan.space_name + ", " + format_bytes(usable) + " of " +
-                                format_bytes(plan.total_bytes) + " is free after a " +
-                                format_bytes(plan.reserve_bytes) + " reserve; preload it"
-                          : CapacityError::message(plan.space_name, plan.needed_bytes,
-                                                   plan.free_bytes, plan.total_bytes,
-                                                   plan.reserve_bytes);
+  plan.reason = plan.fits
+                    ? "resident: dataset fits: needs " + format_bytes(plan.needed_bytes) + " on " +
+                          plan.space_name + ", " + format_bytes(usable) + " of " +
+                          format_bytes(plan.total_bytes) + " is free after a " +
+                          format_bytes(plan.reserve_bytes) + " reserve; preload it"
+                    : CapacityError::message(plan.space_name, plan.needed_bytes, plan.free_bytes,
+                                             plan.total_bytes, plan.reserve_bytes);
   return plan;
 }
 
@@ -83,8 +83,8 @@ template <class Space, class... Ts>
 [[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
                         const HostTensor<Ts>&... fields) {
   static_assert(is_memory_space_v<Space>, "plan() needs a memory space (HostSpace, CudaSpace)");
-  return detail::plan_layout(space, options,
-                             detail::make_layout(HostTensor<const std::remove_const_t<Ts>>(fields)...));
+  return detail::plan_layout(
+      space, options, detail::make_layout(HostTensor<const std::remove_const_t<Ts>>(fields)...));
 }
 
 }  // namespace resident

@@ -1,11 +1,10 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
 // Written against the public names only; exits non-zero when resident misbehaves.
-#include <resident/resident.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
+#include <resident/resident.hpp>
 #include <stdexcept>
 #include <vector>
 
@@ -60,8 +59,8 @@ void exercise(const Space& space) {
     RESIDENT_CUDA_TRY(cudaMalloc(&out, sizeof(std::int32_t)));
     first_labels<<<1, 1, 0, ds.stream()>>>(yb, out);
     std::int32_t label = -1;
-    RESIDENT_CUDA_TRY(cudaMemcpyAsync(&label, out, sizeof label, cudaMemcpyDeviceToHost,
-                                      ds.stream()));
+    RESIDENT_CUDA_TRY(
+        cudaMemcpyAsync(&label, out, sizeof label, cudaMemcpyDeviceToHost, ds.stream()));
     RESIDENT_CUDA_TRY(cudaStreamSynchronize(ds.stream()));
     RESIDENT_CUDA_TRY(cudaFree(out));
     check(label == 3 * 128, "kernel read the batch");

@@ -36,10 +36,7 @@ __global__ void row_sums(BatchView<const float> features, BatchView<const std::i
 
 class BatchViewKernel : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (const auto why = resident::testing::unavailable_reason<CudaSpace>())
-      GTEST_SKIP() << "skipped: " << *why;
-  }
+  void SetUp() override { resident::testing::skip_unless_usable<CudaSpace>(); }
 };
 
 TEST_F(BatchViewKernel, KernelReadsBatchThroughMdspan) {
@@ -68,8 +65,8 @@ TEST_F(BatchViewKernel, KernelReadsBatchThroughMdspan) {
     for (std::size_t r = 0; r < x.rows(); ++r) {
       const std::size_t row = i * batch + r;
       const float* first = pixels.data() + row * height * width;
-      const float expected = std::accumulate(first, first + height * width, 0.0f) +
-                             static_cast<float>(labels[row]);
+      const float expected =
+          std::accumulate(first, first + height * width, 0.0f) + static_cast<float>(labels[row]);
       ASSERT_EQ(got[r], expected) << "batch " << i << " row " << r;
     }
   }
@@ -85,8 +82,8 @@ TEST_F(BatchViewKernel, ThrustReducesABatchInPlace) {
   const DeviceDataset<CudaSpace, std::int32_t> ds(
       CudaSpace{0}, options, HostTensor<const std::int32_t>(values.data(), {4096}));
   const auto [batch] = ds.batch(2);  // values 2049 ..= 3072
-  const long long sum = thrust::reduce(thrust::cuda::par.on(ds.stream()), batch.begin(),
-                                       batch.end(), 0LL);
+  const long long sum =
+      thrust::reduce(thrust::cuda::par.on(ds.stream()), batch.begin(), batch.end(), 0LL);
   EXPECT_EQ(sum, (2049LL + 3072LL) * 1024 / 2);
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,19 @@ using SpaceTypes = ::testing::Types<HostSpace, CudaSpace>;
 using SpaceTypes = ::testing::Types<HostSpace>;
 #endif
 
+/// Skips the running test, saying why, when `Space` is not usable here; fails it instead when
+/// the environment sets RESIDENT_REQUIRE_CUDA (scripts/gpu-check.sh does), so that a GPU
+/// machine on which the device went missing cannot pass by skipping. Call it from SetUp or
+/// the start of a test: gtest runs no test body after a skip or a fatal failure.
+template <class Space>
+void skip_unless_usable() {
+  const auto why = unavailable_reason<Space>();
+  if (!why) return;
+  if (std::getenv("RESIDENT_REQUIRE_CUDA") != nullptr)
+    FAIL() << "RESIDENT_REQUIRE_CUDA is set, but " << *why;
+  GTEST_SKIP() << "skipped: " << *why;
+}
+
 /// Names typed-test instances by space ("HostSpace", "CudaSpace") instead of 0, 1.
 struct SpaceName {
   template <class Space>
@@ -51,9 +65,7 @@ struct SpaceName {
 template <class Space>
 class OverSpaces : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (const auto why = unavailable_reason<Space>()) GTEST_SKIP() << "skipped: " << *why;
-  }
+  void SetUp() override { skip_unless_usable<Space>(); }
   Space space_{};
 };
 

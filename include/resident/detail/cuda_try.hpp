@@ -33,10 +33,10 @@ inline std::string describe_cuda_error(cudaError_t status) {
 
 /// @brief Evaluates a CUDA runtime call once and throws `resident::CudaError` (code, call,
 /// file:line) when it does not return `cudaSuccess`.
-#define RESIDENT_CUDA_TRY(call)                                                \
-  do {                                                                         \
-    const cudaError_t resident_status = (call);                                \
-    if (resident_status != cudaSuccess)                                        \
+#define RESIDENT_CUDA_TRY(call)                                                         \
+  do {                                                                                  \
+    const cudaError_t resident_status = (call);                                         \
+    if (resident_status != cudaSuccess)                                                 \
       ::resident::detail::throw_cuda_error(resident_status, #call, __FILE__, __LINE__); \
   } while (false)
 

@@ -27,15 +27,15 @@ inline void* allocate_host(std::size_t bytes) noexcept {
   if (bytes == 0) return nullptr;
 #if defined(__linux__)
   if (bytes >= host_mmap_threshold) {
-    void* pointer = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                           -1, 0);
+    void* pointer =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (pointer == MAP_FAILED) return nullptr;
     // Advice only: where transparent huge pages are off this fails and nothing changes.
     (void)::madvise(pointer, bytes, MADV_HUGEPAGE);
     return pointer;
   }
 #endif
-  return ::operator new(bytes, std::align_val_t{field_alignment}, std::nothrow);
+  return ::operator new (bytes, std::align_val_t{field_alignment}, std::nothrow);
 }
 
 /// @brief Releases memory from `allocate_host(bytes)`; `bytes` must be the same value.
@@ -47,7 +47,7 @@ inline void deallocate_host(void* pointer, std::size_t bytes) noexcept {
     return;
   }
 #endif
-  ::operator delete(pointer, std::align_val_t{field_alignment});
+  ::operator delete (pointer, std::align_val_t{field_alignment});
 }
 
 /// @brief Reads one "Key: N kB" line of /proc/meminfo, in bytes; 0 when absent.

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The resident authors
+# SPDX-License-Identifier: Apache-2.0
+# GPU check: runs every test, the example, the benchmarks (JSON) and compute-sanitizer over
+# the `gpu` preset's build, writing all logs under the folder given (default: $OUT).
+#
+#   scripts/gpu-check.sh --build-only   # here (GoogleTest/Benchmark installed): build build/gpu
+#                                       # and copy libbenchmark beside it, ready to carry
+#   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
+#
+# Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=build/gpu
+if [[ -d /usr/local/cuda/bin ]]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+
+build_gpu_preset() {
+  cmake --preset gpu && cmake --build --preset gpu || return 1
+  # The GPU machine has no Google Benchmark: carry its shared library with the build.
+  mkdir -p "$build/lib"
+  local lib
+  lib=$(ldd "$build/benchmarks/bench_batch_view" | awk '/libbenchmark/ {print $3}')
+  [[ -n $lib ]] && cp -L "$lib" "$build/lib/"
+}
+
+if [[ ${1:-} == --build-only ]]; then
+  build_gpu_preset
+  exit $?
+fi
+
+out=${1:-${OUT:-gpu-check-out}}
+mkdir -p "$out"
+failures=0
+step() {  # step <name> <command...>: runs it, logs to $out/<name>.log, counts failures
+  local name=$1
+  shift
+  echo "== $name: $*" | tee "$out/$name.log"
+  if "$@" >>"$out/$name.log" 2>&1; then
+    echo "== $name: ok" | tee -a "$out/$name.log"
+  else
+    echo "== $name: FAILED (exit $?)" | tee -a "$out/$name.log"
+    failures=$((failures + 1))
+  fi
+}
+
+if [[ ! -x $build/tests/resident_tests ]]; then
+  step build build_gpu_preset
+fi
+export LD_LIBRARY_PATH="$PWD/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export RESIDENT_REQUIRE_CUDA=1  # a test that would skip for want of a device fails here
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
+  --format=csv >"$out/gpu.csv" 2>&1 || echo "nvidia-smi unavailable" >"$out/gpu.csv"
+step tests "$build/tests/resident_tests"
+step cuda_tests "$build/tests/resident_cuda_tests"
+step quickstart "$build/examples/quickstart" --space cuda
+step bench "$build/benchmarks/bench_batch_view" --benchmark_format=console \
+  --benchmark_out="$out/bench_batch_view.json" --benchmark_out_format=json
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
+    "$build/tests/resident_cuda_tests"
+  step memcheck_host_tests compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$build/tests/resident_tests" --gtest_filter='*CudaSpace*'
+else
+  echo "compute-sanitizer not found on PATH" | tee "$out/memcheck.log"
+  failures=$((failures + 1))
+fi
+
+echo "gpu-check: $failures step(s) failed; logs in $out"
+exit $((failures > 0))
