@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "resident/resident.hpp"
@@ -42,6 +44,19 @@ struct Tabular {
 
 double seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Bytes/s of the upload, and for each baseline (timed over the same iterations) its GB/s and
+// the ratio upload / baseline: above 1 means the upload beats it.
+void report_upload(benchmark::State& state, std::size_t bytes, double upload_seconds,
+                   std::initializer_list<std::pair<const char*, double>> baselines) {
+  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(total));
+  state.counters["upload_GBps"] = total / upload_seconds / 1e9;
+  for (const auto& [name, baseline_seconds] : baselines) {
+    state.counters[std::string(name) + "_GBps"] = total / baseline_seconds / 1e9;
+    state.counters["upload_vs_" + std::string(name)] = baseline_seconds / upload_seconds;
+  }
 }
 
 // batch(i) of a features+labels dataset: the per-step cost of the input pipeline.
@@ -120,13 +135,7 @@ void BM_HostUploadVsMemcpy(benchmark::State& state) {
     touched += seconds(start);
     state.SetIterationTime(upload_seconds);
   }
-  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
-  state.SetBytesProcessed(static_cast<std::int64_t>(total));
-  state.counters["upload_GBps"] = total / upload / 1e9;
-  state.counters["memcpy_fresh_GBps"] = total / fresh / 1e9;
-  state.counters["memcpy_warm_GBps"] = total / touched / 1e9;
-  state.counters["upload_vs_memcpy_fresh"] = fresh / upload;
-  state.counters["upload_vs_memcpy_warm"] = touched / upload;
+  report_upload(state, bytes, upload, {{"memcpy_fresh", fresh}, {"memcpy_warm", touched}});
 }
 BENCHMARK(BM_HostUploadVsMemcpy)
     ->Arg(64 << 20)
@@ -176,12 +185,8 @@ void BM_CudaUploadVsPinnedMemcpy(benchmark::State& state) {
     pageable_copy += timed_copy(source.data());
     state.SetIterationTime(upload_seconds);
   }
-  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
-  state.SetBytesProcessed(static_cast<std::int64_t>(total));
-  state.counters["upload_GBps"] = total / upload / 1e9;
-  state.counters["pinned_memcpy_GBps"] = total / pinned_copy / 1e9;
-  state.counters["pageable_memcpy_GBps"] = total / pageable_copy / 1e9;
-  state.counters["upload_vs_pinned_memcpy"] = pinned_copy / upload;
+  report_upload(state, bytes, upload,
+                {{"pinned_memcpy", pinned_copy}, {"pageable_memcpy", pageable_copy}});
   (void)cudaEventDestroy(start);
   (void)cudaEventDestroy(stop);
   (void)cudaFree(device);
