@@ -38,7 +38,7 @@ class HostTensor {
   /// @param shape `{rows, d1, d2, ...}`, rank at least 1
   /// @throws InvalidArgument on rank 0, a null pointer for non-empty data, or a byte size that
   /// overflows `size_t`.
-  HostTensor(T* data, Shape shape) : data_(data), shape_(shape) {
+  HostTensor(T* data, const Shape& shape) : data_(data), shape_(shape) {
     RESIDENT_EXPECTS(shape_.rank() >= 1,
                      "a HostTensor needs at least one axis (its rows); pass {rows, ...}, e.g. "
                      "{n} for one value per row");
