@@ -15,4 +15,5 @@
 #include "resident/plan.hpp"
 #include "resident/shape.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/units.hpp"
 #include "resident/version.hpp"
