@@ -3,11 +3,17 @@
 #pragma once
 
 /// @file
-/// @brief `DatasetOptions` and `Remainder`: how a dataset is cut into batches and how much
-/// memory it must leave free.
+/// @brief `DatasetOptions` and `Remainder`: how a dataset is cut into batches, how much memory
+/// it must leave free, and how its upload runs.
 
 #include <cstddef>
 #include <optional>
+
+#include "resident/progress.hpp"
+
+/// The CUDA runtime's stream type is `CUstream_st*` (`cudaStream_t`); declaring the struct
+/// lets the options name a stream without including CUDA headers (as PyTorch's c10 does).
+struct CUstream_st;
 
 namespace resident {
 
@@ -25,6 +31,23 @@ struct DatasetOptions {
   /// workspaces). Unset: the space's `default_reserve_bytes()` (512 MiB on `CudaSpace`,
   /// 256 MiB on a plain `HostSpace`, 0 inside a `HostSpace::with_budget`).
   std::optional<std::size_t> reserve_bytes;
+
+  /// @brief Bytes per upload chunk: the unit of progress reports, of cancellation and, on
+  /// `CudaSpace`, the size of each pinned staging buffer. Must be positive.
+  std::size_t chunk_bytes = std::size_t{8} << 20;
+  /// @brief Pinned staging buffers in the `CudaSpace` ring (at least 1; 2 or more let host
+  /// copies of chunk k+1 overlap the transfer of chunk k).
+  std::size_t staging_buffers = 4;
+  /// @brief Host threads that copy during an upload; 0: the hardware threads, at most 8.
+  /// Uploads under 4 MiB always stay on the calling thread.
+  unsigned upload_threads = 0;
+  /// @brief `CudaSpace` only: the stream to order the upload (and later device work) on, e.g.
+  /// your training stream. Unset: the dataset creates and owns a non-blocking stream. A stream
+  /// given here is borrowed, never destroyed; it must belong to the space's device and outlive
+  /// the dataset. Ignored by `HostSpace`.
+  std::optional<CUstream_st*> stream;
+  /// @brief Called once per chunk with the upload's progress; return `false` to cancel.
+  ProgressCallback on_progress;
 };
 
 }  // namespace resident

@@ -17,8 +17,11 @@
 #include "resident/batch_view.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/batching.hpp"
+#include "resident/detail/cuda_upload.hpp"
+#include "resident/detail/host_upload.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
+#include "resident/detail/upload_plan.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
@@ -44,24 +47,31 @@ class DeviceDataset {
   using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
   static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
 
-  /// @brief Checks capacity, makes one allocation, copies every field into it.
+  /// @brief Checks capacity, makes one allocation, uploads every field into it.
   /// @param space where to put the data; copies of a space share its accounting
-  /// @param options batch size, remainder policy, reserve
+  /// @param options batch size, remainder policy, reserve, upload tuning, stream, progress
   /// @param fields host tensors with equal row counts; read only during this call
-  /// @throws InvalidArgument for mismatched rows, batch size 0 or byte overflow;
-  /// CapacityError when the data does not fit (before allocating) or the allocation fails;
-  /// CudaError when a CUDA call fails.
+  /// @throws InvalidArgument for mismatched rows, batch size 0, byte overflow or a zero chunk
+  /// size; CapacityError when the data does not fit (before allocating) or the allocation
+  /// fails; Cancelled when the progress callback returns false; CudaError when a CUDA call
+  /// fails; whatever the progress callback throws.
   /// @note Strong guarantee: on any exception everything taken is released and the caller's
-  /// data is untouched. On return the upload is complete and `fields` may be freed.
+  /// data is untouched. On return the upload is complete on the device (the dataset's stream
+  /// has been synchronised): kernels on any stream may read the data, and `fields` may be
+  /// freed at once. On `CudaSpace`, pinned sources are copied directly, pageable ones are
+  /// staged through a ring of pinned buffers while host threads fill the next one.
   DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
       : space_(std::move(space)), batch_size_(options.batch_size), remainder_(options.remainder) {
     const auto layout = detail::make_layout(fields...);
+    detail::check_upload_options(options);
     const Plan verdict = detail::plan_layout(space_, options, layout);
     if (!verdict.fits) throw verdict.refusal();
 
-    detail::OwnedStream<Space> stream(space_);
+    detail::OwnedStream<Space> stream = make_stream(space_, options);
     detail::Allocation<Space> storage(space_, layout.total_bytes);
-    upload(storage, stream.get(), layout, fields...);
+    detail::upload(space_, storage.data(),
+                   detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}),
+                   options, stream.get());
 
     rows_ = layout.rows;
     num_batches_ = verdict.num_batches;
@@ -115,9 +125,11 @@ class DeviceDataset {
   [[nodiscard]] std::size_t bytes() const noexcept { return storage_.bytes(); }
   [[nodiscard]] bool empty() const noexcept { return rows_ == 0; }
   [[nodiscard]] const Space& space() const noexcept { return space_; }
-  /// @brief The stream the dataset's device work is ordered on (a stream it owns).
+  /// @brief The stream the dataset's device work is ordered on: the one
+  /// `DatasetOptions::stream` named (borrowed), or a non-blocking stream the dataset owns.
   /// @note The upload has completed when the constructor returns; kernels on any stream
-  /// may read the data from then on.
+  /// may read the data from then on. Later device work of the dataset is ordered on this
+  /// stream.
   [[nodiscard]] stream_type stream() const noexcept { return stream_.get(); }
 
   /// @brief Batch `index` of every field: pointer offsets into the allocation, no copy.
@@ -140,25 +152,13 @@ class DeviceDataset {
   }
 
  private:
-  template <std::size_t Fields>
-  void upload(const detail::Allocation<Space>& storage, stream_type stream,
-              const detail::DatasetLayout<Fields>& layout,
-              const HostTensor<const Ts>&... fields) const {
-    const std::array<const void*, Fields> sources{static_cast<const void*>(fields.data())...};
-    try {
-      for (std::size_t field = 0; field < Fields; ++field)
-        space_.copy_from_host(storage.data() + layout.offsets[field], sources[field],
-                              layout.bytes[field], stream);
-      space_.synchronize(stream);
-    } catch (...) {
-      // Copies already queued may still read the caller's buffers: wait for them before the
-      // exception reaches a caller who may free those buffers.
-      try {
-        space_.synchronize(stream);
-      } catch (...) {  // NOLINT(bugprone-empty-catch): the first error is the one to report
-      }
-      throw;
+  // The dataset's stream: the caller's (borrowed) where the options name one and the space
+  // runs on CUDA streams, else a new one the dataset owns.
+  static detail::OwnedStream<Space> make_stream(const Space& space, const DatasetOptions& options) {
+    if constexpr (std::is_same_v<stream_type, CUstream_st*>) {
+      if (options.stream) return detail::OwnedStream<Space>::borrow(space, *options.stream);
     }
+    return detail::OwnedStream<Space>(space);
   }
 
   template <std::size_t Fields, std::size_t... Index>

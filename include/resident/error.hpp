@@ -101,4 +101,26 @@ class CudaError : public Error {
   int line_;
 };
 
+/// @brief The upload was cancelled: the progress callback returned `false`. Everything the
+/// construction took has been released; the space is as it was.
+class Cancelled : public Error {
+ public:
+  /// @param bytes_done bytes copied when the callback asked to stop
+  /// @param bytes_total bytes the upload would have copied
+  Cancelled(std::size_t bytes_done, std::size_t bytes_total)
+      : Error("resident: upload cancelled by the progress callback after " +
+              detail::format_bytes(bytes_done) + " of " + detail::format_bytes(bytes_total) +
+              "; the allocation was released and nothing was kept (return true from "
+              "DatasetOptions::on_progress to let an upload finish)"),
+        bytes_done_(bytes_done),
+        bytes_total_(bytes_total) {}
+
+  [[nodiscard]] std::size_t bytes_done() const noexcept { return bytes_done_; }
+  [[nodiscard]] std::size_t bytes_total() const noexcept { return bytes_total_; }
+
+ private:
+  std::size_t bytes_done_;
+  std::size_t bytes_total_;
+};
+
 }  // namespace resident

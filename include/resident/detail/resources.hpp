@@ -43,16 +43,28 @@ class Allocation {
   std::size_t bytes_ = 0;
 };
 
-/// A stream of a memory space, destroyed on destruction (move-only RAII).
+/// A stream of a memory space: created and destroyed here, or borrowed from the caller and
+/// left alone (move-only RAII).
 template <class Space>
 class OwnedStream {
  public:
   using stream_type = typename Space::stream_type;
 
   OwnedStream() = default;
+  /// Creates a stream of `space`, destroyed with this object.
   explicit OwnedStream(const Space& space) : space_(space), stream_(space.create_stream()) {}
+  /// Uses the caller's `stream`, which this object never destroys.
+  [[nodiscard]] static OwnedStream borrow(const Space& space, stream_type stream) {
+    OwnedStream borrowed;
+    borrowed.space_ = space;
+    borrowed.stream_ = stream;
+    borrowed.owned_ = false;
+    return borrowed;
+  }
   OwnedStream(OwnedStream&& other) noexcept
-      : space_(other.space_), stream_(std::exchange(other.stream_, stream_type{})) {}
+      : space_(other.space_),
+        stream_(std::exchange(other.stream_, stream_type{})),
+        owned_(std::exchange(other.owned_, false)) {}
   OwnedStream& operator=(OwnedStream&& other) noexcept {
     OwnedStream taken(std::move(other));
     swap(taken);
@@ -60,11 +72,14 @@ class OwnedStream {
   }
   OwnedStream(const OwnedStream&) = delete;
   OwnedStream& operator=(const OwnedStream&) = delete;
-  ~OwnedStream() { space_.destroy_stream(stream_); }
+  ~OwnedStream() {
+    if (owned_) space_.destroy_stream(stream_);
+  }
 
   void swap(OwnedStream& other) noexcept {
     std::swap(space_, other.space_);
     std::swap(stream_, other.stream_);
+    std::swap(owned_, other.owned_);
   }
 
   [[nodiscard]] stream_type get() const noexcept { return stream_; }
@@ -72,6 +87,7 @@ class OwnedStream {
  private:
   Space space_{};
   stream_type stream_{};
+  bool owned_ = false;
 };
 
 }  // namespace resident::detail

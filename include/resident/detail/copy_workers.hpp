@@ -1,0 +1,126 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace resident::detail {
+
+/// Uploads below this many bytes stay on the calling thread: starting threads costs more than
+/// the copy.
+inline constexpr std::size_t parallel_upload_threshold = std::size_t{4} << 20;
+
+/// @brief Threads an upload of `bytes` uses: `requested` (0: hardware threads, at most 8),
+/// and 1 for small uploads.
+inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexcept {
+  if (bytes < parallel_upload_threshold) return 1;
+  if (requested != 0) return requested;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+/// @brief A fixed team of threads, alive for one upload, that splits a byte range into equal
+/// slices and runs a function on each slice at once (the calling thread takes the first).
+/// Memory bandwidth, not one core, bounds a copy, so a few threads copy several times faster.
+class CopyWorkers {
+ public:
+  /// @param threads team size including the calling thread; when the system refuses a thread,
+  /// the team is smaller (never an error: one thread still does all the work).
+  explicit CopyWorkers(unsigned threads) {
+    for (unsigned index = 1; index < threads; ++index) {
+      try {
+        workers_.emplace_back([this, index] { serve(index); });
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+  }
+
+  ~CopyWorkers() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& worker : workers_) worker.join();
+  }
+
+  CopyWorkers(const CopyWorkers&) = delete;
+  CopyWorkers& operator=(const CopyWorkers&) = delete;
+
+  [[nodiscard]] unsigned size() const noexcept {
+    return static_cast<unsigned>(workers_.size()) + 1;
+  }
+
+  /// @brief Runs `slice(first, last)` on `size()` disjoint parts of `[begin, end)` in parallel
+  /// and returns when all are done; rethrows the first exception a part threw.
+  void for_each_slice(std::size_t begin, std::size_t end,
+                      const std::function<void(std::size_t, std::size_t)>& slice) {
+    const std::size_t parts = size();
+    // Slices are cache-line multiples so that no two threads write the same line.
+    const std::size_t step = ((end - begin) / parts + 63) & ~std::size_t{63};
+    job_ = [&, begin, end, step](unsigned index) {
+      const std::size_t first = std::min(end, begin + step * index);
+      const std::size_t last = index + 1 == parts ? end : std::min(end, first + step);
+      if (first < last) slice(first, last);
+    };
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      pending_ = workers_.size();
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    run_part(0);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void run_part(unsigned index) noexcept {
+    try {
+      job_(index);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+
+  void serve(unsigned index) {
+    std::size_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) return;
+        seen = generation_;
+      }
+      run_part(index);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        --pending_;
+      }
+      done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::function<void(unsigned)> job_;
+  std::size_t generation_ = 0;
+  std::size_t pending_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace resident::detail

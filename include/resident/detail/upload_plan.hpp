@@ -1,0 +1,97 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "resident/dataset_options.hpp"
+#include "resident/detail/expects.hpp"
+#include "resident/detail/layout.hpp"
+#include "resident/error.hpp"
+#include "resident/progress.hpp"
+
+namespace resident::detail {
+
+/// One source buffer and where its bytes go in the allocation.
+struct UploadPiece {
+  std::size_t offset = 0;             ///< First byte in the allocation.
+  std::size_t bytes = 0;              ///< Bytes of the source.
+  const std::byte* source = nullptr;  ///< Host memory, read only during the upload.
+};
+
+/// @brief What an upload copies: the allocation's byte range `[0, total_bytes)`, made of the
+/// fields' source pieces and the alignment gaps between them (which are written as zeros, so
+/// that no byte of the allocation is left uninitialised).
+struct UploadPlan {
+  std::vector<UploadPiece> pieces;  ///< Sorted by offset, non-overlapping.
+  std::size_t total_bytes = 0;
+
+  /// @brief Calls `write(offset, source, bytes)` for every part of `[first, last)`, in order;
+  /// `source` is null for gap bytes, which are to be zeroed (a gap is shorter than
+  /// `field_alignment`).
+  template <class Write>
+  void for_each_part(std::size_t first, std::size_t last, Write&& write) const {
+    std::size_t at = first;
+    for (const UploadPiece& piece : pieces) {
+      const std::size_t piece_end = piece.offset + piece.bytes;
+      if (piece_end <= at || piece.bytes == 0) continue;
+      if (piece.offset >= last) break;
+      if (piece.offset > at) {
+        write(at, nullptr, piece.offset - at);
+        at = piece.offset;
+      }
+      const std::size_t end = std::min(last, piece_end);
+      write(at, piece.source + (at - piece.offset), end - at);
+      at = end;
+      if (at == last) return;
+    }
+    if (at < last) write(at, nullptr, last - at);
+  }
+};
+
+/// @brief The upload plan of a dataset's fields laid out by `layout`.
+template <std::size_t Fields>
+UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
+                            const std::array<const void*, Fields>& sources) {
+  UploadPlan plan;
+  plan.total_bytes = layout.total_bytes;
+  for (std::size_t field = 0; field < Fields; ++field)
+    plan.pieces.push_back({layout.offsets[field], layout.bytes[field],
+                           static_cast<const std::byte*>(sources[field])});
+  return plan;
+}
+
+/// @brief Checks the upload options that can never work.
+inline void check_upload_options(const DatasetOptions& options) {
+  RESIDENT_EXPECTS(options.chunk_bytes > 0,
+                   "DatasetOptions::chunk_bytes is 0; use a positive chunk size (default 8 MiB)");
+  RESIDENT_EXPECTS(options.staging_buffers > 0,
+                   "DatasetOptions::staging_buffers is 0; use at least 1 (default 4)");
+}
+
+/// @brief Reports progress to the user's callback and turns a `false` into `Cancelled`.
+class ProgressReporter {
+ public:
+  ProgressReporter(const ProgressCallback& callback, std::size_t total_bytes)
+      : callback_(callback), total_bytes_(total_bytes) {}
+
+  /// @brief `bytes_done` bytes are through; throws `Cancelled` if the callback says stop.
+  void report(std::size_t bytes_done) const {
+    if (!callback_) return;
+    const Progress progress{bytes_done, total_bytes_,
+                            std::chrono::duration<double>(Clock::now() - start_).count()};
+    if (!callback_(progress)) throw Cancelled(bytes_done, total_bytes_);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const ProgressCallback& callback_;
+  std::size_t total_bytes_;
+  Clock::time_point start_ = Clock::now();
+};
+
+}  // namespace resident::detail

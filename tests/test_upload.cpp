@@ -1,0 +1,308 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// The upload path: chunking, parallel copies, staging, progress and cancellation, typed over
+// the memory spaces.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "resident/detail/copy_workers.hpp"
+#include "resident/detail/upload_plan.hpp"
+#include "resident/device_dataset.hpp"
+#include "resident/memory_space.hpp"
+#include "support/spaces.hpp"
+
+namespace {
+
+using resident::Cancelled;
+using resident::DatasetOptions;
+using resident::DeviceDataset;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::Progress;
+using resident::testing::read_back;
+
+constexpr std::size_t kChunk = 4096;
+
+std::vector<std::uint8_t> pattern(std::size_t bytes, std::uint8_t seed = 0) {
+  std::vector<std::uint8_t> values(bytes);
+  for (std::size_t i = 0; i < bytes; ++i)
+    values[i] = static_cast<std::uint8_t>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
+  return values;
+}
+
+DatasetOptions chunked(std::size_t chunk = kChunk) {
+  DatasetOptions options;
+  options.batch_size = 64;
+  options.reserve_bytes = 0;
+  options.chunk_bytes = chunk;
+  options.staging_buffers = 3;
+  return options;
+}
+
+// Host spaces get a budget, so that every test can check the accounting comes back to 0.
+template <class Space>
+Space test_space() {
+  if constexpr (std::is_same_v<Space, HostSpace>)
+    return HostSpace::with_budget(std::size_t{64} << 20);
+  else
+    return Space{};
+}
+
+template <class Space>
+std::optional<std::size_t> used_bytes(const Space& space) {
+  if constexpr (std::is_same_v<Space, HostSpace>) return space.used_bytes();
+  return std::nullopt;
+}
+
+// The whole allocation, gaps included, as bytes.
+template <class Dataset>
+std::vector<std::uint8_t> allocation_bytes(const Dataset& ds) {
+  const auto* base = reinterpret_cast<const std::uint8_t*>(ds.template field<0>().data());
+  return read_back(ds.space(), ds.stream(),
+                   resident::BatchView<const std::uint8_t>(base, ds.bytes(), resident::Shape{}));
+}
+
+template <class Space>
+class Upload : public resident::testing::OverSpaces<Space> {
+ protected:
+  Space space_ = test_space<Space>();
+};
+TYPED_TEST_SUITE(Upload, resident::testing::SpaceTypes, resident::testing::SpaceName);
+
+TYPED_TEST(Upload, ContentSurvivesEverySizeAroundTheChunk) {
+  for (const std::size_t bytes :
+       {std::size_t{0}, std::size_t{1}, std::size_t{255}, std::size_t{4097}, kChunk - 1, kChunk,
+        kChunk + 1, 5 * kChunk + 123}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    const auto source = pattern(bytes);
+    const DeviceDataset<TypeParam, std::uint8_t> ds(
+        this->space_, chunked(), HostTensor<const std::uint8_t>(source.data(), {bytes}));
+    EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.template field<0>()), source);
+  }
+  EXPECT_EQ(used_bytes(this->space_).value_or(0), 0u);  // where the space accounts usage
+}
+
+TYPED_TEST(Upload, ParallelCopiesOfLargeChunksAreExact) {
+  const std::size_t bytes = (std::size_t{9} << 20) + 77;  // above the parallel threshold
+  const auto source = pattern(bytes, 3);
+  DatasetOptions options = chunked(std::size_t{1} << 20);
+  options.upload_threads = 3;
+  const DeviceDataset<TypeParam, std::uint8_t> ds(
+      this->space_, options, HostTensor<const std::uint8_t>(source.data(), {bytes}));
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.template field<0>()), source);
+}
+
+TYPED_TEST(Upload, SourcesAtOddAlignments) {
+  const auto buffer = pattern(3 * kChunk + 64, 5);
+  for (const std::size_t skew : {1, 3, 7, 63}) {
+    SCOPED_TRACE("skew " + std::to_string(skew));
+    const std::size_t bytes = 2 * kChunk + 11;
+    const DeviceDataset<TypeParam, std::uint8_t> ds(
+        this->space_, chunked(), HostTensor<const std::uint8_t>(buffer.data() + skew, {bytes}));
+    const auto back = read_back(ds.space(), ds.stream(), ds.template field<0>());
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), buffer.begin() + static_cast<long>(skew)));
+  }
+}
+
+TYPED_TEST(Upload, FieldsStraddlingChunkBoundariesAndZeroedGaps) {
+  constexpr std::size_t rows = 1001;
+  const auto pixels = pattern(rows * 3, 1);  // 3003 bytes: ends inside the first chunk
+  std::vector<float> features(rows * 2);     // 8008 bytes: spans chunks 1 to 3
+  std::iota(features.begin(), features.end(), 0.25f);
+  std::vector<std::int64_t> ids(rows);  // 8008 bytes
+  std::iota(ids.begin(), ids.end(), std::int64_t{-500});
+  const DeviceDataset<TypeParam, std::uint8_t, float, std::int64_t> ds(
+      this->space_, chunked(1000),  // a chunk size that is no power of two
+      HostTensor<const std::uint8_t>(pixels.data(), {rows, 3}),
+      HostTensor<const float>(features.data(), {rows, 2}),
+      HostTensor<const std::int64_t>(ids.data(), {rows}));
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.template field<0>()), pixels);
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.template field<1>()), features);
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.template field<2>()), ids);
+  const auto whole = allocation_bytes(ds);
+  for (std::size_t at = 3003; at < 3072; ++at) ASSERT_EQ(whole[at], 0u) << "gap byte " << at;
+  for (std::size_t at = 3072 + 8008; at < 11264; ++at) ASSERT_EQ(whole[at], 0u) << at;
+}
+
+TYPED_TEST(Upload, ProgressIsMonotonicPerChunkAndEndsAtTheTotal) {
+  const std::size_t bytes = 10 * kChunk + 5;
+  const auto source = pattern(bytes);
+  std::vector<Progress> reports;
+  DatasetOptions options = chunked();
+  options.on_progress = [&reports](const Progress& progress) {
+    reports.push_back(progress);
+    return true;
+  };
+  const DeviceDataset<TypeParam, std::uint8_t> ds(
+      this->space_, options, HostTensor<const std::uint8_t>(source.data(), {bytes}));
+  ASSERT_EQ(reports.size(), 11u);  // one per chunk
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_EQ(reports[i].bytes_total, ds.bytes());
+    if (i > 0) {
+      EXPECT_GT(reports[i].bytes_done, reports[i - 1].bytes_done);
+      EXPECT_GE(reports[i].elapsed_seconds, reports[i - 1].elapsed_seconds);
+    }
+  }
+  EXPECT_EQ(reports.front().bytes_done, kChunk);
+  EXPECT_EQ(reports.back().bytes_done, bytes);
+  EXPECT_DOUBLE_EQ(reports.back().fraction(), 1.0);
+}
+
+TYPED_TEST(Upload, EmptyUploadReportsCompletionOnce) {
+  int calls = 0;
+  DatasetOptions options = chunked();
+  options.on_progress = [&calls](const Progress& progress) {
+    ++calls;
+    EXPECT_EQ(progress.bytes_done, 0u);
+    EXPECT_EQ(progress.bytes_total, 0u);
+    return true;
+  };
+  const DeviceDataset<TypeParam, float> ds(this->space_, options,
+                                           HostTensor<const float>(nullptr, {0, 4}));
+  EXPECT_EQ(calls, 1);
+}
+
+TYPED_TEST(Upload, CancelAtFirstMiddleAndLastChunkReleasesEverything) {
+  const std::size_t bytes = 6 * kChunk;
+  const auto source = pattern(bytes);
+  const std::vector<std::uint8_t> pristine = source;
+  const auto previous_data = pattern(100, 9);
+  const DeviceDataset<TypeParam, std::uint8_t> previous(
+      this->space_, chunked(), HostTensor<const std::uint8_t>(previous_data.data(), {100}));
+  const auto used_before = used_bytes(this->space_);
+  for (const std::size_t stop_at : {1, 3, 6}) {
+    SCOPED_TRACE("cancel at report " + std::to_string(stop_at));
+    std::size_t calls = 0;
+    DatasetOptions options = chunked();
+    options.on_progress = [&calls, stop_at](const Progress&) { return ++calls < stop_at; };
+    try {
+      const DeviceDataset<TypeParam, std::uint8_t> ds(
+          this->space_, options, HostTensor<const std::uint8_t>(source.data(), {bytes}));
+      FAIL() << "the upload was not cancelled";
+    } catch (const Cancelled& cancelled) {
+      EXPECT_EQ(cancelled.bytes_done(), stop_at * kChunk);
+      EXPECT_EQ(cancelled.bytes_total(), bytes);
+      EXPECT_NE(std::string(cancelled.what()).find("cancelled"), std::string::npos);
+    }
+    EXPECT_EQ(calls, stop_at);
+    EXPECT_EQ(used_bytes(this->space_), used_before);
+  }
+  EXPECT_EQ(source, pristine);
+  EXPECT_EQ(read_back(previous.space(), previous.stream(), previous.template field<0>()),
+            previous_data);
+}
+
+TYPED_TEST(Upload, ExceptionFromTheCallbackPropagatesAndCleansUp) {
+  const auto source = pattern(3 * kChunk);
+  DatasetOptions options = chunked();
+  options.on_progress = [](const Progress& progress) -> bool {
+    if (progress.bytes_done >= 2 * kChunk) throw std::runtime_error("stop from the callback");
+    return true;
+  };
+  EXPECT_THROW(
+      (DeviceDataset<TypeParam, std::uint8_t>(
+          this->space_, options, HostTensor<const std::uint8_t>(source.data(), {source.size()}))),
+      std::runtime_error);
+  EXPECT_EQ(used_bytes(this->space_).value_or(0), 0u);  // where the space accounts usage
+}
+
+TYPED_TEST(Upload, ZeroChunkOrStagingIsRefused) {
+  const auto source = pattern(10);
+  const HostTensor<const std::uint8_t> tensor(source.data(), {10});
+  DatasetOptions options = chunked(0);
+  EXPECT_THROW((DeviceDataset<TypeParam, std::uint8_t>(this->space_, options, tensor)),
+               resident::InvalidArgument);
+  options = chunked();
+  options.staging_buffers = 0;
+  EXPECT_THROW((DeviceDataset<TypeParam, std::uint8_t>(this->space_, options, tensor)),
+               resident::InvalidArgument);
+}
+
+// The parts of the upload machinery, on their own.
+
+TEST(CopyWorkers, SlicesCoverTheRangeExactlyOnce) {
+  for (const unsigned threads : {1u, 2u, 5u}) {
+    resident::detail::CopyWorkers workers(threads);
+    for (const std::size_t size : {0, 1, 63, 64, 1000, 100003}) {
+      std::vector<std::atomic<int>> hits(size);
+      workers.for_each_slice(0, size, [&hits](std::size_t first, std::size_t last) {
+        for (std::size_t i = first; i < last; ++i) ++hits[i];
+      });
+      for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+    }
+  }
+}
+
+TEST(CopyWorkers, RethrowsWhatASliceThrew) {
+  resident::detail::CopyWorkers workers(3);
+  EXPECT_THROW(workers.for_each_slice(0, 3000,
+                                      [](std::size_t first, std::size_t) {
+                                        if (first > 0) throw std::logic_error("slice failed");
+                                      }),
+               std::logic_error);
+  int calls = 0;  // and the team still works afterwards
+  workers.for_each_slice(0, 10, [&calls](std::size_t, std::size_t) { ++calls; });
+  EXPECT_GE(calls, 1);
+}
+
+TEST(UploadPlan, PartsAlternateSourcesAndGapsInOrder) {
+  const std::vector<std::byte> a(10), b(5);
+  resident::detail::UploadPlan plan;
+  plan.pieces = {{0, 10, a.data()}, {16, 5, b.data()}};
+  plan.total_bytes = 21;
+  std::vector<std::string> parts;
+  plan.for_each_part(8, 18, [&](std::size_t at, const std::byte* source, std::size_t n) {
+    const std::string what = source == nullptr ? "gap" : source == a.data() + 8 ? "a" : "b";
+    parts.push_back(what + "@" + std::to_string(at) + "+" + std::to_string(n));
+  });
+  EXPECT_EQ(parts, (std::vector<std::string>{"a@8+2", "gap@10+6", "b@16+2"}));
+}
+
+#if RESIDENT_HAS_CUDA
+using resident::CudaSpace;
+
+class CudaUpload : public ::testing::Test {
+ protected:
+  void SetUp() override { resident::testing::skip_unless_usable<CudaSpace>(); }
+};
+
+TEST_F(CudaUpload, BorrowedStreamIsUsedAndLeftAlive) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const auto source = pattern(3 * kChunk);
+  {
+    DatasetOptions options = chunked();
+    options.stream = stream;
+    const DeviceDataset<CudaSpace, std::uint8_t> ds(
+        CudaSpace{0}, options, HostTensor<const std::uint8_t>(source.data(), {source.size()}));
+    EXPECT_EQ(ds.stream(), stream);
+    EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), source);
+  }
+  EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess);  // not destroyed with the dataset
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST_F(CudaUpload, PinnedSourcesAreCopiedDirectly) {
+  const std::size_t bytes = 5 * kChunk + 17;
+  void* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, bytes), cudaSuccess);
+  const auto expected = pattern(bytes, 4);
+  std::memcpy(pinned, expected.data(), bytes);
+  {
+    const DeviceDataset<CudaSpace, std::uint8_t> ds(
+        CudaSpace{0}, chunked(),
+        HostTensor<const std::uint8_t>(static_cast<const std::uint8_t*>(pinned), {bytes}));
+    EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), expected);
+  }
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+}
+#endif
+
+}  // namespace
