@@ -4,6 +4,7 @@
 // uploaded once, then read as zero-copy batches by a nearest-centroid classifier: one epoch
 // learns the class means, a second one measures accuracy. Runs on CudaSpace when a device is
 // present (this file is compiled by nvcc then), otherwise on HostSpace, and says which.
+// Uploads that take more than half a second draw a progress bar (try --rows 20000000).
 //
 //   quickstart [--space auto|host|cuda] [--rows N]
 #include <chrono>
@@ -179,6 +180,33 @@ struct CudaCompute {
 };
 #endif
 
+// A terminal progress bar for long uploads: silent for the first half second, so that quick
+// uploads print nothing, then redrawn in place at every percent.
+class ProgressBar {
+ public:
+  bool operator()(const resident::Progress& progress) {
+    if (!shown_ && progress.elapsed_seconds < 0.5) return true;
+    const bool done = progress.bytes_done == progress.bytes_total;
+    if (shown_ && !done && progress.fraction() < drawn_ + 0.01) return true;  // 1 % steps
+    shown_ = true;
+    drawn_ = progress.fraction();
+    constexpr int width = 40;
+    const int filled = static_cast<int>(progress.fraction() * width);
+    const double rate = static_cast<double>(progress.bytes_done) /
+                        (progress.elapsed_seconds > 0 ? progress.elapsed_seconds : 1) / 1e9;
+    std::fprintf(stderr, "\rupload [%.*s%*s] %5.1f %% of %.1f MiB, %.2f GB/s", filled,
+                 "########################################", width - filled, "",
+                 100.0 * progress.fraction(), static_cast<double>(progress.bytes_total) / (1 << 20),
+                 rate);
+    if (done) std::fputc('\n', stderr);
+    return true;  // never cancels
+  }
+
+ private:
+  bool shown_ = false;
+  double drawn_ = 0.0;
+};
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -191,6 +219,7 @@ int run(const Space& space, const Synthetic& data) {
   resident::DatasetOptions options;
   options.batch_size = 256;
   options.remainder = resident::Remainder::partial;
+  options.on_progress = ProgressBar{};
 
   const resident::Plan plan = resident::plan(space, options, x, y);
   std::printf("plan: %s\n", plan.reason.c_str());

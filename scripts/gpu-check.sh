@@ -9,6 +9,7 @@
 #   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
 #
 # Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
+# It leaves 8 files: gpu.csv, one log per step, and the two benchmarks' JSON.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/gpu
@@ -19,7 +20,7 @@ build_gpu_preset() {
   # The GPU machine has no Google Benchmark: carry its shared library with the build.
   mkdir -p "$build/lib"
   local lib
-  lib=$(ldd "$build/benchmarks/bench_batch_view" | awk '/libbenchmark/ {print $3}')
+  lib=$(ldd "$build/benchmarks/bench_upload" | awk '/libbenchmark/ {print $3}')
   [[ -n $lib ]] && cp -L "$lib" "$build/lib/"
 }
 
@@ -54,13 +55,22 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.l
 step tests "$build/tests/resident_tests"
 step cuda_tests "$build/tests/resident_cuda_tests"
 step quickstart "$build/examples/quickstart" --space cuda
-step bench "$build/benchmarks/bench_batch_view" --benchmark_format=console \
-  --benchmark_out="$out/bench_batch_view.json" --benchmark_out_format=json
+run_benchmarks() {
+  local name
+  for name in bench_batch_view bench_upload; do
+    "$build/benchmarks/$name" --benchmark_out="$out/$name.json" --benchmark_out_format=json ||
+      return 1
+  done
+}
+step bench run_benchmarks
 if command -v compute-sanitizer >/dev/null; then
-  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
-    "$build/tests/resident_cuda_tests"
-  step memcheck_host_tests compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$build/tests/resident_tests" --gtest_filter='*CudaSpace*'
+  run_memcheck() {
+    compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
+      "$build/tests/resident_cuda_tests" &&
+      compute-sanitizer --tool memcheck --error-exitcode 1 \
+        "$build/tests/resident_tests" --gtest_filter='*Cuda*'
+  }
+  step memcheck run_memcheck
 else
   echo "compute-sanitizer not found on PATH" | tee "$out/memcheck.log"
   failures=$((failures + 1))

@@ -1,0 +1,144 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The upload measured next to its baselines in the same iteration, shared by bench_upload
+// (every size) and bench_batch_view (one size, beside the cost of batch(i)).
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "resident/resident.hpp"
+
+namespace resident::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+inline DatasetOptions upload_options() {
+  DatasetOptions options;
+  options.reserve_bytes = 0;
+  return options;
+}
+
+/// Bytes/s of the upload, and for each baseline (timed over the same iterations) its GB/s and
+/// `ratio_to_<baseline>` = upload rate / baseline rate: above 1 means the upload is faster.
+inline void report_upload(benchmark::State& state, std::size_t bytes, double upload_seconds,
+                          std::initializer_list<std::pair<const char*, double>> baselines) {
+  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(total));
+  state.counters["upload_GBps"] = total / upload_seconds / 1e9;
+  for (const auto& [name, baseline_seconds] : baselines) {
+    state.counters[std::string(name) + "_GBps"] = total / baseline_seconds / 1e9;
+    state.counters["ratio_to_" + std::string(name)] = baseline_seconds / upload_seconds;
+  }
+}
+
+/// HostSpace upload (capacity check, allocation, parallel copy, release) against
+/// `malloc` + `std::memcpy` into fresh memory (`memcpy`, what a plain copy costs) and
+/// `std::memcpy` into memory touched before (`memcpy_warm`, the DRAM limit).
+inline void BM_HostUploadVsMemcpy(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  std::vector<std::uint8_t> source(bytes);
+  std::iota(source.begin(), source.end(), std::uint8_t{0});
+  std::vector<std::uint8_t> warm(bytes, 1);
+  const HostTensor<const std::uint8_t> tensor(source.data(), {bytes});
+  // One untimed round first: in a VM the first touch of memory the guest handed back to the
+  // hypervisor costs several times a copy, once per process, and would otherwise be the only
+  // iteration timed at large sizes.
+  { const DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, upload_options(), tensor); }
+  std::free(std::memcpy(std::malloc(bytes), source.data(), bytes));
+  double upload = 0, fresh = 0, touched = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    {
+      const DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, upload_options(), tensor);
+      benchmark::DoNotOptimize(ds.field<0>().data());
+    }
+    const double upload_seconds = seconds_since(start);
+    upload += upload_seconds;
+
+    start = Clock::now();
+    void* target = std::malloc(bytes);
+    std::memcpy(target, source.data(), bytes);
+    benchmark::DoNotOptimize(target);
+    std::free(target);
+    fresh += seconds_since(start);
+
+    start = Clock::now();
+    std::memcpy(warm.data(), source.data(), bytes);
+    benchmark::DoNotOptimize(warm.data());
+    benchmark::ClobberMemory();
+    touched += seconds_since(start);
+    state.SetIterationTime(upload_seconds);
+  }
+  report_upload(state, bytes, upload, {{"memcpy", fresh}, {"memcpy_warm", touched}});
+}
+
+#if RESIDENT_HAS_CUDA
+/// CudaSpace upload, from pageable memory (`range(1) == 0`) or from pinned memory (1), against
+/// `cudaMemcpy` from pinned memory (`pinned`, the practical bus limit) and from pageable memory
+/// (`naive`), both timed with CUDA events in the same iteration. The upload is timed end to
+/// end on the host clock (allocation, staging, final synchronisation), as a caller waits.
+inline void BM_CudaUploadVsMemcpy(benchmark::State& state) {
+  if (CudaSpace::device_count() == 0) {
+    state.SkipWithError("no CUDA device on this machine");
+    return;
+  }
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  const bool from_pinned = state.range(1) != 0;
+  std::vector<std::uint8_t> pageable(bytes, 7);
+  void* pinned = nullptr;
+  void* device = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  RESIDENT_CUDA_TRY(cudaMallocHost(&pinned, bytes));
+  std::memset(pinned, 7, bytes);
+  RESIDENT_CUDA_TRY(cudaMalloc(&device, bytes));
+  RESIDENT_CUDA_TRY(cudaEventCreate(&start));
+  RESIDENT_CUDA_TRY(cudaEventCreate(&stop));
+  const auto timed_copy = [&](const void* from) {
+    RESIDENT_CUDA_TRY(cudaEventRecord(start));
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(device, from, bytes, cudaMemcpyHostToDevice));
+    RESIDENT_CUDA_TRY(cudaEventRecord(stop));
+    RESIDENT_CUDA_TRY(cudaEventSynchronize(stop));
+    float milliseconds = 0;
+    RESIDENT_CUDA_TRY(cudaEventElapsedTime(&milliseconds, start, stop));
+    return static_cast<double>(milliseconds) / 1e3;
+  };
+  const HostTensor<const std::uint8_t> tensor(
+      from_pinned ? static_cast<const std::uint8_t*>(pinned) : pageable.data(), {bytes});
+  double upload = 0, pinned_copy = 0, pageable_copy = 0;
+  for (auto _ : state) {
+    const auto begin = Clock::now();
+    {
+      const DeviceDataset<CudaSpace, std::uint8_t> ds(CudaSpace{0}, upload_options(), tensor);
+      benchmark::DoNotOptimize(ds.field<0>().data());
+    }
+    const double upload_seconds = seconds_since(begin);
+    upload += upload_seconds;
+    pinned_copy += timed_copy(pinned);
+    pageable_copy += timed_copy(pageable.data());
+    state.SetIterationTime(upload_seconds);
+  }
+  report_upload(state, bytes, upload, {{"pinned", pinned_copy}, {"naive", pageable_copy}});
+  state.SetLabel(from_pinned ? "from pinned" : "from pageable");
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  (void)cudaFree(device);
+  (void)cudaFreeHost(pinned);
+}
+#endif
+
+}  // namespace resident::bench
