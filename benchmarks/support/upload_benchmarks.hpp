@@ -7,6 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -138,6 +139,66 @@ inline void BM_CudaUploadVsMemcpy(benchmark::State& state) {
   (void)cudaEventDestroy(stop);
   (void)cudaFree(device);
   (void)cudaFreeHost(pinned);
+}
+
+/// The alternative to staging, measured so that the default can be chosen from figures:
+/// page-lock the source itself in chunks of `range(1)` bytes (`cudaHostRegister`), copy each
+/// chunk as soon as it is locked while the previous one transfers, unlock it after its
+/// transfer. Against pinned `cudaMemcpy` (`ratio_to_pinned`) in the same iteration.
+inline void BM_CudaRegisterChunksThenCopy(benchmark::State& state) {
+  if (CudaSpace::device_count() == 0) {
+    state.SkipWithError("no CUDA device on this machine");
+    return;
+  }
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  const auto chunk = static_cast<std::size_t>(state.range(1));
+  // Page-aligned source and chunks, so that no two registrations share a page.
+  auto* source = static_cast<std::uint8_t*>(std::aligned_alloc(4096, bytes));
+  std::memset(source, 7, bytes);
+  void* pinned = nullptr;
+  void* device = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  RESIDENT_CUDA_TRY(cudaMallocHost(&pinned, bytes));
+  RESIDENT_CUDA_TRY(cudaMalloc(&device, bytes));
+  RESIDENT_CUDA_TRY(cudaEventCreate(&start));
+  RESIDENT_CUDA_TRY(cudaEventCreate(&stop));
+  std::vector<cudaEvent_t> done(bytes / chunk + 1);
+  for (auto& event : done)
+    RESIDENT_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  double registered = 0, pinned_copy = 0;
+  for (auto _ : state) {
+    const auto begin = Clock::now();
+    for (std::size_t first = 0, index = 0; first < bytes; first += chunk, ++index) {
+      const std::size_t n = std::min(chunk, bytes - first);
+      RESIDENT_CUDA_TRY(cudaHostRegister(source + first, n, cudaHostRegisterDefault));
+      RESIDENT_CUDA_TRY(cudaMemcpyAsync(static_cast<std::uint8_t*>(device) + first, source + first,
+                                        n, cudaMemcpyHostToDevice));
+      RESIDENT_CUDA_TRY(cudaEventRecord(done[index]));
+      if (index > 0) {
+        RESIDENT_CUDA_TRY(cudaEventSynchronize(done[index - 1]));
+        RESIDENT_CUDA_TRY(cudaHostUnregister(source + first - chunk));
+      }
+    }
+    RESIDENT_CUDA_TRY(cudaDeviceSynchronize());
+    RESIDENT_CUDA_TRY(cudaHostUnregister(source + (bytes - 1) / chunk * chunk));
+    const double seconds = seconds_since(begin);
+    registered += seconds;
+    RESIDENT_CUDA_TRY(cudaEventRecord(start));
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice));
+    RESIDENT_CUDA_TRY(cudaEventRecord(stop));
+    RESIDENT_CUDA_TRY(cudaEventSynchronize(stop));
+    float milliseconds = 0;
+    RESIDENT_CUDA_TRY(cudaEventElapsedTime(&milliseconds, start, stop));
+    pinned_copy += static_cast<double>(milliseconds) / 1e3;
+    state.SetIterationTime(seconds);
+  }
+  report_upload(state, bytes, registered, {{"pinned", pinned_copy}});
+  for (auto event : done) (void)cudaEventDestroy(event);
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  (void)cudaFree(device);
+  (void)cudaFreeHost(pinned);
+  std::free(source);
 }
 #endif
 
