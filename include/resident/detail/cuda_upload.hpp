@@ -93,16 +93,16 @@ inline void staged_upload(std::byte* destination, const UploadPlan& plan,
     const std::size_t last = std::min(plan.total_bytes, first + chunk);
     const std::size_t slot = index % ring.size();
     if (index >= ring.size()) RESIDENT_CUDA_TRY(cudaEventSynchronize(ring.event(slot)));
-    std::byte* staging = ring.buffer(slot) - first;  // indexed by allocation offset
+    std::byte* staging = ring.buffer(slot);  // holds allocation bytes [first, last)
     workers.for_each_slice(first, last, [&](std::size_t from, std::size_t to) {
       plan.for_each_part(from, to, [&](std::size_t at, const std::byte* source, std::size_t n) {
         if (source != nullptr)
-          std::memcpy(staging + at, source, n);
+          std::memcpy(staging + (at - first), source, n);
         else
-          std::memset(staging + at, 0, n);
+          std::memset(staging + (at - first), 0, n);
       });
     });
-    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination + first, staging + first, last - first,
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination + first, staging, last - first,
                                       cudaMemcpyHostToDevice, stream));
     RESIDENT_CUDA_TRY(cudaEventRecord(ring.event(slot), stream));
     if (last < plan.total_bytes) progress.report(last);
