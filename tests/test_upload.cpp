@@ -4,8 +4,10 @@
 // the memory spaces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "resident/detail/copy_workers.hpp"
+#include "resident/detail/staged_upload.hpp"
 #include "resident/detail/upload_plan.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/memory_space.hpp"
@@ -263,6 +266,94 @@ TEST(UploadPlan, PartsAlternateSourcesAndGapsInOrder) {
     parts.push_back(what + "@" + std::to_string(at) + "+" + std::to_string(n));
   });
   EXPECT_EQ(parts, (std::vector<std::string>{"a@8+2", "gap@10+6", "b@16+2"}));
+}
+
+// A staging transport that runs a transfer only when it must (at the wait for its buffer, or
+// at the end), as late as a copy engine ever could: a buffer refilled while its transfer is
+// still pending corrupts the result.
+class DeferredTransport {
+ public:
+  DeferredTransport(std::size_t ring, std::size_t bytes, bool honours_waits)
+      : buffers_(ring, std::vector<std::byte>(bytes)), honours_waits_(honours_waits) {}
+
+  [[nodiscard]] std::size_t ring_size() const { return buffers_.size(); }
+  [[nodiscard]] std::byte* buffer(std::size_t slot) { return buffers_[slot].data(); }
+  void wait_until_free(std::size_t slot) {
+    ++waits;
+    if (!honours_waits_) return;
+    std::size_t through = pending_.size();
+    for (std::size_t i = 0; i < pending_.size(); ++i)
+      if (pending_[i].slot == slot) through = i + 1;
+    run(through);
+  }
+  void transfer(std::size_t slot, std::byte* destination, std::size_t bytes) {
+    pending_.push_back({slot, destination, bytes});
+  }
+  void finish() { run(pending_.size()); }
+
+  std::size_t waits = 0;
+
+ private:
+  struct Pending {
+    std::size_t slot;
+    std::byte* destination;
+    std::size_t bytes;
+  };
+  void run(std::size_t count) {  // in stream order, like one copy engine
+    for (std::size_t i = 0; i < count && i < pending_.size(); ++i)
+      std::memcpy(pending_[i].destination, buffers_[pending_[i].slot].data(), pending_[i].bytes);
+    pending_.erase(pending_.begin(),
+                   pending_.begin() + static_cast<long>(std::min(count, pending_.size())));
+  }
+
+  std::vector<std::vector<std::byte>> buffers_;
+  std::vector<Pending> pending_;
+  bool honours_waits_;
+};
+
+struct StagedCase {
+  std::vector<std::uint8_t> a = pattern(3000, 1), b = pattern(7001, 2), c = pattern(1234, 3);
+  resident::detail::UploadPlan plan;
+  std::vector<std::byte> expected;
+  StagedCase() {
+    const auto bytes = [](const std::vector<std::uint8_t>& v) {
+      return reinterpret_cast<const std::byte*>(v.data());
+    };
+    plan.pieces = {
+        {0, a.size(), bytes(a)}, {3072, b.size(), bytes(b)}, {10240, c.size(), bytes(c)}};
+    plan.total_bytes = 10240 + c.size();
+    expected.resize(plan.total_bytes);
+    plan.for_each_part(0, plan.total_bytes,
+                       [&](std::size_t at, const std::byte* from, std::size_t n) {
+                         if (from != nullptr) std::memcpy(expected.data() + at, from, n);
+                       });
+  }
+  std::vector<std::byte> run(DeferredTransport& transport, std::size_t chunk) const {
+    std::vector<std::byte> destination(plan.total_bytes, std::byte{0xee});
+    const resident::ProgressCallback none;
+    resident::detail::staged_upload(transport, destination.data(), plan, chunk, 2,
+                                    resident::detail::ProgressReporter(none, plan.total_bytes));
+    return destination;
+  }
+};
+
+TEST(StagedUpload, NeverRefillsABufferWhoseTransferIsPending) {
+  const StagedCase staged;
+  for (const std::size_t ring : {1, 2, 3, 5}) {
+    for (const std::size_t chunk : {512, 1000, 4096, 20000}) {
+      SCOPED_TRACE("ring " + std::to_string(ring) + ", chunk " + std::to_string(chunk));
+      DeferredTransport transport(ring, chunk, true);
+      EXPECT_EQ(staged.run(transport, chunk), staged.expected);
+      const std::size_t chunks = resident::detail::count_chunks(staged.plan.total_bytes, chunk);
+      EXPECT_EQ(transport.waits, chunks > ring ? chunks - ring : 0);
+    }
+  }
+}
+
+TEST(StagedUpload, TheDeferredTransportCatchesAMissingWait) {
+  const StagedCase staged;
+  DeferredTransport transport(2, 1000, false);  // refills buffers without waiting
+  EXPECT_NE(staged.run(transport, 1000), staged.expected);
 }
 
 #if RESIDENT_HAS_CUDA
