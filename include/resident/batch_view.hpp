@@ -16,7 +16,6 @@
 
 #if __has_include(<cuda/std/mdspan>)
 #include <cuda/std/mdspan>
-#include <nv/target>
 
 #include "resident/error.hpp"
 #define RESIDENT_DETAIL_HAS_MDSPAN 1
@@ -98,13 +97,14 @@ class BatchView {
   [[nodiscard]] RESIDENT_HOST_DEVICE mdspan_type<Rank> to_mdspan() const {
     static_assert(Rank >= 1, "a batch has at least one axis (its rows)");
     if (Rank != row_shape_.rank() + 1) {
-      NV_IF_TARGET(
-          NV_IS_HOST,
-          (throw InvalidArgument(
-               "resident: to_mdspan<" + std::to_string(Rank) + ">() called on a batch of rank " +
-               std::to_string(row_shape_.rank() + 1) + " (shape " + shape().to_string() +
-               "); use to_mdspan<" + std::to_string(row_shape_.rank() + 1) + ">()");),
-          (__trap();));
+#if defined(__CUDA_ARCH__)
+      __trap();
+#else
+      throw InvalidArgument(
+          "resident: to_mdspan<" + std::to_string(Rank) + ">() called on a batch of rank " +
+          std::to_string(row_shape_.rank() + 1) + " (shape " + shape().to_string() +
+          "); use to_mdspan<" + std::to_string(row_shape_.rank() + 1) + ">()");
+#endif
     }
     return make_mdspan<Rank>(std::make_index_sequence<Rank>{});
   }

@@ -16,7 +16,7 @@ class Allocation {
   Allocation(const Space& space, std::size_t bytes)
       : space_(space), pointer_(space.allocate(bytes)), bytes_(bytes) {}
   Allocation(Allocation&& other) noexcept
-      : space_(other.space_),
+      : space_(std::move(other.space_)),
         pointer_(std::exchange(other.pointer_, nullptr)),
         bytes_(std::exchange(other.bytes_, 0)) {}
   Allocation& operator=(Allocation&& other) noexcept {
@@ -62,7 +62,7 @@ class OwnedStream {
     return borrowed;
   }
   OwnedStream(OwnedStream&& other) noexcept
-      : space_(other.space_),
+      : space_(std::move(other.space_)),
         stream_(std::exchange(other.stream_, stream_type{})),
         owned_(std::exchange(other.owned_, false)) {}
   OwnedStream& operator=(OwnedStream&& other) noexcept {
