@@ -30,7 +30,7 @@ struct DatasetOptions {
   /// @brief Bytes to leave free in the space after the upload (the model, activations,
   /// workspaces). Unset: the space's `default_reserve_bytes()` (512 MiB on `CudaSpace`,
   /// 256 MiB on a plain `HostSpace`, 0 inside a `HostSpace::with_budget`).
-  std::optional<std::size_t> reserve_bytes;
+  std::optional<std::size_t> reserve_bytes{};
 
   /// @brief Bytes per upload chunk: the unit of progress reports, of cancellation and, on
   /// `CudaSpace`, the size of each pinned staging buffer. Must be positive.
@@ -45,9 +45,9 @@ struct DatasetOptions {
   /// your training stream. Unset: the dataset creates and owns a non-blocking stream. A stream
   /// given here is borrowed, never destroyed; it must belong to the space's device and outlive
   /// the dataset. Ignored by `HostSpace`.
-  std::optional<CUstream_st*> stream;
+  std::optional<CUstream_st*> stream{};
   /// @brief Called once per chunk with the upload's progress; return `false` to cancel.
-  ProgressCallback on_progress;
+  ProgressCallback on_progress{};
 };
 
 }  // namespace resident

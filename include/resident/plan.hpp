@@ -23,7 +23,7 @@ namespace resident {
 
 /// @brief The answer of `plan()`: the figures of the capacity check and its verdict.
 struct Plan {
-  std::string space_name;         ///< The space's `name()`.
+  std::string space_name{};       ///< The space's `name()`.
   std::size_t needed_bytes = 0;   ///< Bytes the dataset allocates (fields, 256-byte aligned).
   std::size_t free_bytes = 0;     ///< Bytes the space reported free.
   std::size_t total_bytes = 0;    ///< Bytes the space holds in all.
@@ -31,7 +31,7 @@ struct Plan {
   std::size_t num_rows = 0;       ///< Rows of every field.
   std::size_t num_batches = 0;    ///< Batches served under the options.
   bool fits = false;              ///< `needed_bytes <= free_bytes - reserve_bytes`.
-  std::string reason;             ///< One line a person can read.
+  std::string reason{};           ///< One line a person can read.
 
   /// @brief The `CapacityError` that refusing this plan throws.
   [[nodiscard]] CapacityError refusal() const {
