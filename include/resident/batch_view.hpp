@@ -39,19 +39,34 @@ class BatchView {
   /// @brief An empty view: no rows, no data.
   constexpr BatchView() noexcept = default;
 
-  /// @brief `rows` rows of `row_shape` elements starting at `data` (not checked; the row
-  /// rank is below `Shape::max_rank`).
+  /// @brief `rows` rows of `row_shape` elements starting at `data`, of which the first
+  /// `valid_rows` are real data and the rest padding (not checked; the row rank is below
+  /// `Shape::max_rank`).
+  RESIDENT_HOST_DEVICE constexpr BatchView(T* data, std::size_t rows, Shape row_shape,
+                                           std::size_t valid_rows) noexcept
+      : data_(data),
+        rows_(rows),
+        valid_rows_(valid_rows),
+        row_shape_(row_shape),
+        row_elements_(row_shape.elements()) {}
+
+  /// @brief `rows` rows of `row_shape` elements starting at `data`, all of them real.
   RESIDENT_HOST_DEVICE constexpr BatchView(T* data, std::size_t rows, Shape row_shape) noexcept
-      : data_(data), rows_(rows), row_shape_(row_shape), row_elements_(row_shape.elements()) {}
+      : BatchView(data, rows, row_shape, rows) {}
 
   /// @brief A view of mutable elements converts to a view of const elements.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_const_v<U>, int> = 0>
   RESIDENT_HOST_DEVICE constexpr BatchView(  // NOLINT(google-explicit-constructor)
       const BatchView<U>& other) noexcept
-      : BatchView(other.data(), other.rows(), other.row_shape()) {}
+      : BatchView(other.data(), other.rows(), other.row_shape(), other.valid_rows()) {}
 
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t rows() const noexcept { return rows_; }
+  /// @brief Rows that hold real data: `rows()`, except in the last batch under
+  /// `Remainder::pad`, whose rows past `valid_rows()` are padding for a loss to mask.
+  [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t valid_rows() const noexcept {
+    return valid_rows_;
+  }
   /// @brief Shape of one row (the field's shape without its first axis).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr const Shape& row_shape() const noexcept {
     return row_shape_;
@@ -78,10 +93,15 @@ class BatchView {
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr Shape shape() const noexcept {
     return row_shape_.prepend(rows_);
   }
-  /// @brief Rows `[first, first + count)` of this view (in range, not checked).
+  /// @brief Rows `[first, first + count)` of this view (in range, not checked), all real.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView subview(std::size_t first,
                                                                  std::size_t count) const noexcept {
     return BatchView(row(first), count, row_shape_);
+  }
+  /// @brief The same rows, of which the first `valid` are real.
+  [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView with_valid_rows(
+      std::size_t valid) const noexcept {
+    return BatchView(data_, rows_, row_shape_, valid);
   }
 
 #if RESIDENT_DETAIL_HAS_MDSPAN
@@ -119,6 +139,7 @@ class BatchView {
  private:
   T* data_ = nullptr;
   std::size_t rows_ = 0;
+  std::size_t valid_rows_ = 0;
   Shape row_shape_;
   std::size_t row_elements_ = 0;
 };

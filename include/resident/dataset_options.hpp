@@ -21,7 +21,25 @@ namespace resident {
 enum class Remainder {
   drop,     ///< Every batch is full; the last `rows % batch_size` rows are not served.
   partial,  ///< The last batch holds the `rows % batch_size` rows left (PyTorch's default).
+  /// The last batch is full: after the rows left come rows from the start of the order (the
+  /// dataset's first rows, or the epoch's first positions under `Shuffle::samples`), and
+  /// `BatchView::valid_rows()` says how many are real, so that a loss can mask the rest.
+  /// The padding rows are stored with the dataset (at most `batch_size - 1` rows per field).
+  pad,
 };
+
+/// @brief "drop", "partial" or "pad", for messages.
+constexpr const char* remainder_name(Remainder remainder) noexcept {
+  switch (remainder) {
+    case Remainder::drop:
+      return "drop";
+    case Remainder::partial:
+      return "partial";
+    case Remainder::pad:
+      return "pad";
+  }
+  return "unknown";
+}
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
 struct DatasetOptions {
@@ -46,6 +64,11 @@ struct DatasetOptions {
   /// given here is borrowed, never destroyed; it must belong to the space's device and outlive
   /// the dataset. Ignored by `HostSpace`.
   std::optional<CUstream_st*> stream{};
+  /// @brief Batches a gathering epoch keeps at once (`Shuffle::samples`, conversions,
+  /// `batch_indices()`): a gathered view stays valid until `ring_depth` more batches of the
+  /// same epoch have been gathered. The ring is allocated at the first such epoch; `plan()`
+  /// reports its bytes. At least 1.
+  std::size_t ring_depth = 2;
   /// @brief Called once per chunk with the upload's progress; return `false` to cancel.
   ProgressCallback on_progress{};
 };

@@ -22,6 +22,7 @@
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
 #include "resident/detail/upload_plan.hpp"
+#include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
@@ -61,11 +62,13 @@ class DeviceDataset {
   /// freed at once. On `CudaSpace`, pinned sources are copied directly, pageable ones are
   /// staged through a ring of pinned buffers while host threads fill the next one.
   DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
-      : space_(std::move(space)), batch_size_(options.batch_size), remainder_(options.remainder) {
-    const auto layout = detail::make_layout(fields...);
+      : space_(std::move(space)),
+        config_{options.batch_size, options.remainder, options.ring_depth, 0} {
+    const auto layout = detail::make_layout(options, fields...);
     detail::check_upload_options(options);
-    const Plan verdict = detail::plan_layout(space_, options, layout);
+    const Plan verdict = detail::plan_layout(space_, options, layout, {sizeof(Ts)...});
     if (!verdict.fits) throw verdict.refusal();
+    config_.reserve_bytes = verdict.reserve_bytes;
 
     detail::OwnedStream<Space> stream = make_stream(space_, options);
     detail::Allocation<Space> storage(space_, layout.total_bytes);
@@ -73,8 +76,9 @@ class DeviceDataset {
                    detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}),
                    options, stream.get());
 
-    rows_ = layout.rows;
-    num_batches_ = verdict.num_batches;
+    layout_ = layout;
+    ring_layout_ =
+        detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, config_.ring_depth);
     fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
     storage_ = std::move(storage);
     stream_ = std::move(stream);
@@ -86,11 +90,12 @@ class DeviceDataset {
   /// @brief Takes `other`'s data; `other` is left empty.
   DeviceDataset(DeviceDataset&& other) noexcept
       : space_(other.space_),
-        batch_size_(other.batch_size_),
-        remainder_(other.remainder_),
-        rows_(std::exchange(other.rows_, 0)),
-        num_batches_(std::exchange(other.num_batches_, 0)),
+        config_(other.config_),
+        layout_(std::exchange(other.layout_, {})),
+        ring_layout_(other.ring_layout_),
         storage_(std::move(other.storage_)),
+        ring_(std::move(other.ring_)),
+        ring_generation_(std::exchange(other.ring_generation_, 0)),
         stream_(std::move(other.stream_)),
         fields_(std::exchange(other.fields_, batch_type{})) {}
 
@@ -108,22 +113,25 @@ class DeviceDataset {
   /// @brief Exchanges the contents of two datasets.
   void swap(DeviceDataset& other) noexcept {
     std::swap(space_, other.space_);
-    std::swap(batch_size_, other.batch_size_);
-    std::swap(remainder_, other.remainder_);
-    std::swap(rows_, other.rows_);
-    std::swap(num_batches_, other.num_batches_);
+    std::swap(config_, other.config_);
+    std::swap(layout_, other.layout_);
+    std::swap(ring_layout_, other.ring_layout_);
     storage_.swap(other.storage_);
+    ring_.swap(other.ring_);
+    std::swap(ring_generation_, other.ring_generation_);
     stream_.swap(other.stream_);
     std::swap(fields_, other.fields_);
   }
 
-  [[nodiscard]] std::size_t num_rows() const noexcept { return rows_; }
-  [[nodiscard]] std::size_t batch_size() const noexcept { return batch_size_; }
-  [[nodiscard]] Remainder remainder() const noexcept { return remainder_; }
-  [[nodiscard]] std::size_t num_batches() const noexcept { return num_batches_; }
-  /// @brief Bytes of the one allocation (fields plus alignment padding).
+  [[nodiscard]] std::size_t num_rows() const noexcept { return layout_.rows; }
+  [[nodiscard]] std::size_t batch_size() const noexcept { return config_.batch_size; }
+  [[nodiscard]] Remainder remainder() const noexcept { return config_.remainder; }
+  [[nodiscard]] std::size_t num_batches() const noexcept { return layout_.batches; }
+  /// @brief Bytes of the one allocation (fields, their `Remainder::pad` rows, alignment).
   [[nodiscard]] std::size_t bytes() const noexcept { return storage_.bytes(); }
-  [[nodiscard]] bool empty() const noexcept { return rows_ == 0; }
+  /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
+  [[nodiscard]] bool empty() const noexcept { return layout_.rows == 0; }
   [[nodiscard]] const Space& space() const noexcept { return space_; }
   /// @brief The stream the dataset's device work is ordered on: the one
   /// `DatasetOptions::stream` named (borrowed), or a non-blocking stream the dataset owns.
@@ -133,15 +141,37 @@ class DeviceDataset {
   [[nodiscard]] stream_type stream() const noexcept { return stream_.get(); }
 
   /// @brief Batch `index` of every field: pointer offsets into the allocation, no copy.
-  /// Rows `[index * batch_size(), ...)`; the last batch is short under `Remainder::partial`.
+  /// Rows `[index * batch_size(), ...)`; the last batch is short under `Remainder::partial`,
+  /// and full under `Remainder::pad`, with `valid_rows()` real rows followed by the dataset's
+  /// first rows.
   /// @throws std::out_of_range when `index >= num_batches()`.
   [[nodiscard]] batch_type batch(std::size_t index) const {
-    if (index >= num_batches_) throw_batch_out_of_range(index);
-    const std::size_t first = index * batch_size_;
-    const std::size_t rows = detail::rows_in_batch(index, rows_, batch_size_);
+    if (index >= layout_.batches) throw_batch_out_of_range(index);
+    const std::size_t first = index * config_.batch_size;
+    const std::size_t valid = detail::rows_in_batch(index, layout_.rows, config_.batch_size);
+    const std::size_t rows = config_.remainder == Remainder::pad ? config_.batch_size : valid;
     return std::apply(
-        [first, rows](const auto&... field) { return batch_type(field.subview(first, rows)...); },
+        [first, rows, valid](const auto&... field) {
+          return batch_type(field.subview(first, rows).with_valid_rows(valid)...);
+        },
         fields_);
+  }
+
+  /// @brief One epoch: the batches in the order `options` gives (see `Epoch` for the cost of
+  /// each shuffle and how long a gathered view stays valid).
+  /// @throws CapacityError when a gathering epoch's ring does not fit.
+  template <bool Kernels = detail::kernels_available>
+  [[nodiscard]] Epoch<DeviceDataset, NoConversion, Kernels> epoch(EpochOptions options = {}) {
+    return Epoch<DeviceDataset, NoConversion, Kernels>(*this, options, {});
+  }
+
+  /// @brief One epoch whose batches hold field `Field` converted by `conversion` (e.g.
+  /// `convert<0>(Normalize{1.0f / 255, 0})`), gathered into the ring.
+  template <std::size_t Field, class Op, bool Kernels = detail::kernels_available>
+  [[nodiscard]] Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels> epoch(
+      EpochOptions options, FieldConversion<Field, Op> conversion) {
+    static_assert(Field < num_fields, "the converted field is past the dataset's fields");
+    return Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels>(*this, options, conversion);
   }
 
   /// @brief The whole of field `Field` (all rows, including any dropped remainder).
@@ -173,19 +203,47 @@ class DeviceDataset {
 
   [[noreturn]] void throw_batch_out_of_range(std::size_t index) const {
     throw std::out_of_range("resident: batch index " + std::to_string(index) +
-                            " is out of range; the dataset has " + std::to_string(num_batches_) +
-                            " batches (" + std::to_string(rows_) + " rows, batch size " +
-                            std::to_string(batch_size_) + ", remainder " +
-                            (remainder_ == Remainder::drop ? "drop" : "partial") +
-                            "); use an index below " + std::to_string(num_batches_));
+                            " is out of range; the dataset has " + std::to_string(layout_.batches) +
+                            " batches (" + std::to_string(layout_.rows) + " rows, batch size " +
+                            std::to_string(config_.batch_size) + ", remainder " +
+                            remainder_name(config_.remainder) + "); use an index below " +
+                            std::to_string(layout_.batches));
   }
 
+  template <class, class, bool>
+  friend class Epoch;
+
+  // The ring of gathering epochs, allocated at the first one after its own capacity check.
+  void ensure_ring() {
+    if (ring_.data() != nullptr || ring_layout_.total_bytes == 0) return;
+    const Capacity capacity = space_.capacity();
+    const std::size_t usable = capacity.free_bytes > config_.reserve_bytes
+                                   ? capacity.free_bytes - config_.reserve_bytes
+                                   : 0;
+    if (ring_layout_.total_bytes > usable)
+      throw CapacityError(space_.name(), ring_layout_.total_bytes, capacity.free_bytes,
+                          capacity.total_bytes, config_.reserve_bytes);
+    ring_ = detail::Allocation<Space>(space_, ring_layout_.total_bytes);
+  }
+  [[nodiscard]] const detail::RingLayout<num_fields>& ring_layout() const noexcept {
+    return ring_layout_;
+  }
+
+  // What moves with the data but is not emptied by a move.
+  struct Config {
+    std::size_t batch_size;
+    Remainder remainder;
+    std::size_t ring_depth;
+    std::size_t reserve_bytes;
+  };
+
   Space space_;
-  std::size_t batch_size_;
-  Remainder remainder_;
-  std::size_t rows_ = 0;
-  std::size_t num_batches_ = 0;
+  Config config_;
+  detail::DatasetLayout<num_fields> layout_{};
+  detail::RingLayout<num_fields> ring_layout_{};
   detail::Allocation<Space> storage_;
+  detail::Allocation<Space> ring_;
+  std::size_t ring_generation_ = 0;
   detail::OwnedStream<Space> stream_;
   batch_type fields_{};
 };

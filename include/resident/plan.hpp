@@ -5,14 +5,13 @@
 /// @file
 /// @brief `plan()`: will this dataset fit? The constructor's arithmetic, without allocating.
 
+#include <array>
 #include <cstddef>
 #include <ostream>
 #include <string>
 #include <type_traits>
 
 #include "resident/dataset_options.hpp"
-#include "resident/detail/batching.hpp"
-#include "resident/detail/expects.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/error.hpp"
@@ -31,7 +30,11 @@ struct Plan {
   std::size_t num_rows = 0;       ///< Rows of every field.
   std::size_t num_batches = 0;    ///< Batches served under the options.
   bool fits = false;              ///< `needed_bytes <= free_bytes - reserve_bytes`.
-  std::string reason{};           ///< One line a person can read.
+  /// @brief Bytes a gathering epoch (`Shuffle::samples`, a conversion, `batch_indices()`)
+  /// allocates besides, at its start: `ring_depth` batches of every field plus row ids.
+  std::size_t ring_bytes = 0;
+  bool fits_with_ring = false;  ///< `needed_bytes + ring_bytes <= free_bytes - reserve_bytes`.
+  std::string reason{};         ///< One line a person can read.
 
   /// @brief The `CapacityError` that refusing this plan throws.
   [[nodiscard]] CapacityError refusal() const {
@@ -48,9 +51,10 @@ namespace detail {
 /// the two can never disagree.
 template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
-                 const DatasetLayout<Fields>& layout) {
-  RESIDENT_EXPECTS(options.batch_size > 0,
-                   "DatasetOptions::batch_size is 0; set it to the rows per batch (e.g. 256)");
+                 const DatasetLayout<Fields>& layout,
+                 const std::array<std::size_t, Fields>& element_bytes) {
+  const std::size_t ring_bytes =
+      make_ring_layout(layout, element_bytes, options.batch_size, options.ring_depth).total_bytes;
   const Capacity capacity = space.capacity();
   Plan plan;
   plan.space_name = space.name();
@@ -59,10 +63,12 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   plan.total_bytes = capacity.total_bytes;
   plan.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
   plan.num_rows = layout.rows;
-  plan.num_batches = count_batches(layout.rows, options.batch_size, options.remainder);
+  plan.num_batches = layout.batches;
+  plan.ring_bytes = ring_bytes;
   const std::size_t usable =
       plan.free_bytes > plan.reserve_bytes ? plan.free_bytes - plan.reserve_bytes : 0;
   plan.fits = plan.needed_bytes <= usable;
+  plan.fits_with_ring = plan.fits && plan.ring_bytes <= usable - plan.needed_bytes;
   plan.reason = plan.fits
                     ? "resident: dataset fits: needs " + format_bytes(plan.needed_bytes) + " on " +
                           plan.space_name + ", " + format_bytes(usable) + " of " +
@@ -84,7 +90,9 @@ template <class Space, class... Ts>
                         const HostTensor<Ts>&... fields) {
   static_assert(is_memory_space_v<Space>, "plan() needs a memory space (HostSpace, CudaSpace)");
   return detail::plan_layout(
-      space, options, detail::make_layout(HostTensor<const std::remove_const_t<Ts>>(fields)...));
+      space, options,
+      detail::make_layout(options, HostTensor<const std::remove_const_t<Ts>>(fields)...),
+      {sizeof(Ts)...});
 }
 
 }  // namespace resident

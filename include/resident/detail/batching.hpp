@@ -8,7 +8,8 @@
 
 namespace resident::detail {
 
-/// @brief Batches served from `rows` rows; never overflows (no `rows + batch_size - 1`).
+/// @brief Batches served from `rows` rows (`partial` and `pad` serve the short tail, `drop`
+/// does not); never overflows (no `rows + batch_size - 1`).
 constexpr std::size_t count_batches(std::size_t rows, std::size_t batch_size,
                                     Remainder remainder) noexcept {
   const std::size_t full = rows / batch_size;

@@ -4,8 +4,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
+#include "resident/dataset_options.hpp"
+#include "resident/detail/batching.hpp"
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/host_tensor.hpp"
@@ -17,21 +20,34 @@ namespace resident::detail {
 template <std::size_t Fields>
 struct DatasetLayout {
   std::size_t rows = 0;                       ///< Rows shared by every field.
+  std::size_t stored_rows = 0;                ///< `rows` plus the padding rows of `Remainder::pad`.
+  std::size_t batches = 0;                    ///< Batches served under the options.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field, 256-aligned.
-  std::array<std::size_t, Fields> bytes{};    ///< Byte size of each field.
-  std::size_t total_bytes = 0;                ///< Bytes the allocation needs.
+  std::array<std::size_t, Fields> bytes{};    ///< Stored bytes of each field.
+  std::array<std::size_t, Fields> row_bytes{};     ///< Bytes of one row of each field.
+  std::array<std::size_t, Fields> row_elements{};  ///< Elements of one row of each field.
+  std::size_t total_bytes = 0;                     ///< Bytes the allocation needs.
 };
 
 /// @brief Lays the fields out back to back, each base rounded up to `field_alignment`, after
-/// checking that they agree on the row count. All arithmetic is overflow-checked.
+/// checking that they agree on the row count; under `Remainder::pad` each field is followed
+/// by its padding rows. All arithmetic is overflow-checked.
 template <class... Ts>
-DatasetLayout<sizeof...(Ts)> make_layout(const HostTensor<const Ts>&... fields) {
+DatasetLayout<sizeof...(Ts)> make_layout(const DatasetOptions& options,
+                                         const HostTensor<const Ts>&... fields) {
   static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
+  RESIDENT_EXPECTS(options.batch_size > 0,
+                   "DatasetOptions::batch_size is 0; set it to the rows per batch (e.g. 256)");
   DatasetLayout<sizeof...(Ts)> layout;
+  layout.row_bytes = {fields.row_bytes()...};
+  layout.row_elements = {fields.row_elements()...};
   const std::array<std::size_t, sizeof...(Ts)> rows{fields.rows()...};
-  const std::array<std::size_t, sizeof...(Ts)> bytes{fields.bytes()...};
   const std::array<Shape, sizeof...(Ts)> shapes{fields.shape()...};
   layout.rows = rows[0];
+  layout.batches = count_batches(layout.rows, options.batch_size, options.remainder);
+  layout.stored_rows = options.remainder == Remainder::pad
+                           ? checked_mul(layout.batches, options.batch_size, "padded row count")
+                           : layout.rows;
   std::size_t end = 0;
   for (std::size_t field = 0; field < sizeof...(Ts); ++field) {
     RESIDENT_EXPECTS(rows[field] == layout.rows,
@@ -40,11 +56,54 @@ DatasetLayout<sizeof...(Ts)> make_layout(const HostTensor<const Ts>&... fields) 
                          std::to_string(layout.rows) + " (shape " + shapes[0].to_string() +
                          "); every field needs one row per sample");
     layout.offsets[field] = checked_align_up(end, field_alignment, "dataset byte size");
-    layout.bytes[field] = bytes[field];
-    end = checked_add(layout.offsets[field], bytes[field], "dataset byte size");
+    layout.bytes[field] =
+        checked_mul(layout.stored_rows, layout.row_bytes[field], "dataset byte size");
+    end = checked_add(layout.offsets[field], layout.bytes[field], "dataset byte size");
   }
   layout.total_bytes = end;
   return layout;
+}
+
+/// Where each field's batch and the row ids live in one slot of a gathering epoch's ring.
+template <std::size_t Fields>
+struct RingLayout {
+  std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
+  std::size_t index_offset = 0;               ///< Byte offset of the row ids in a slot.
+  std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
+  std::size_t depth = 0;                      ///< Slots.
+  std::size_t total_bytes = 0;                ///< Bytes of the ring.
+};
+
+/// Elements of a ring slot are as wide as the stored type or as a `float`, whichever is
+/// wider, so that a conversion to float fits the same ring.
+inline constexpr std::size_t ring_element_bytes(std::size_t stored) noexcept {
+  return stored > sizeof(float) ? stored : sizeof(float);
+}
+
+/// @brief The ring of a gathering epoch: `depth` slots, each one batch of every field (at the
+/// wider of its stored type and float) plus the batch's row ids (`std::int64_t`).
+template <std::size_t Fields>
+RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
+                                    const std::array<std::size_t, Fields>& element_bytes,
+                                    std::size_t batch_size, std::size_t depth) {
+  RESIDENT_EXPECTS(depth > 0, "DatasetOptions::ring_depth is 0; use at least 1 (default 2)");
+  RingLayout<Fields> ring;
+  std::size_t end = 0;
+  for (std::size_t field = 0; field < Fields; ++field) {
+    ring.offsets[field] = end;
+    const std::size_t bytes =
+        checked_mul(checked_mul(batch_size, layout.row_elements[field], "ring byte size"),
+                    ring_element_bytes(element_bytes[field]), "ring byte size");
+    end = checked_align_up(checked_add(end, bytes, "ring byte size"), field_alignment,
+                           "ring byte size");
+  }
+  ring.index_offset = end;
+  end = checked_add(end, checked_mul(batch_size, sizeof(std::int64_t), "ring byte size"),
+                    "ring byte size");
+  ring.slot_bytes = checked_align_up(end, field_alignment, "ring byte size");
+  ring.depth = depth;
+  ring.total_bytes = checked_mul(ring.slot_bytes, depth, "ring byte size");
+  return ring;
 }
 
 }  // namespace resident::detail

@@ -53,15 +53,27 @@ struct UploadPlan {
   }
 };
 
-/// @brief The upload plan of a dataset's fields laid out by `layout`.
+/// @brief The upload plan of a dataset's fields laid out by `layout`: each source once, then,
+/// under `Remainder::pad`, the source's first rows again (cyclically, for a batch larger than
+/// the data) as the padding rows behind it.
 template <std::size_t Fields>
 UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
                             const std::array<const void*, Fields>& sources) {
   UploadPlan plan;
   plan.total_bytes = layout.total_bytes;
-  for (std::size_t field = 0; field < Fields; ++field)
-    plan.pieces.push_back({layout.offsets[field], layout.bytes[field],
-                           static_cast<const std::byte*>(sources[field])});
+  for (std::size_t field = 0; field < Fields; ++field) {
+    const auto* source = static_cast<const std::byte*>(sources[field]);
+    const std::size_t row_bytes = layout.row_bytes[field];
+    std::size_t at = layout.offsets[field];
+    plan.pieces.push_back({at, layout.rows * row_bytes, source});
+    at += layout.rows * row_bytes;
+    for (std::size_t left = layout.stored_rows - layout.rows; left > 0;) {
+      const std::size_t rows = std::min(left, layout.rows);
+      plan.pieces.push_back({at, rows * row_bytes, source});
+      at += rows * row_bytes;
+      left -= rows;
+    }
+  }
   return plan;
 }
 

@@ -1,0 +1,124 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief Conversions applied while an epoch gathers a batch: compact storage on the device
+/// (`uint8_t` pixels, `half`, `bfloat16`), `float` batches for the model.
+
+#include <algorithm>
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+
+#include "resident/config.hpp"
+#include "resident/detail/expects.hpp"
+
+#if RESIDENT_HAS_CUDA
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+namespace resident {
+
+namespace detail {
+
+/// The stored value as a float: exact for every integer type up to 16 bits, `half` and
+/// `bfloat16`; the usual rounding for wider integers.
+template <class T>
+RESIDENT_HOST_DEVICE inline float to_float(T value) noexcept {
+#if RESIDENT_HAS_CUDA
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(value);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(value);
+  } else
+#endif
+  {
+    return static_cast<float>(value);
+  }
+}
+
+}  // namespace detail
+
+/// @brief `out = float(in) * scale[c] + offset[c]`, where `c` is the element's channel: one
+/// scale and offset for every element, or one per channel (`mean_std`).
+/// @note Computed as `float(double(x) * double(scale) + double(offset))`: the double product of
+/// two floats is exact, so a fused multiply-add or not gives the same double, and host and
+/// device results are bitwise equal whatever the compilers contract.
+class Normalize {
+ public:
+  static constexpr std::size_t max_channels = 8;  ///< Channels `mean_std` accepts.
+  using output_type = float;                      ///< What the converted batch holds.
+
+  /// @brief The identity: `out = float(in)`.
+  constexpr Normalize() noexcept = default;
+
+  /// @brief The same `scale` and `offset` for every element, e.g. `{1.0f / 255, 0}`.
+  constexpr Normalize(float scale, float offset) noexcept {
+    scale_[0] = scale;
+    offset_[0] = offset;
+  }
+
+  /// @brief Per-channel `(in * input_scale - mean[c]) / std[c]`, as torchvision's Normalize
+  /// after ToTensor does with `input_scale = 1/255`.
+  /// @param channel_stride elements of one channel's run in a row: `H * W` for CHW rows,
+  /// 1 for HWC rows (channel = element % channels)
+  /// @throws InvalidArgument for mismatched or too many channels, a zero std or stride.
+  static Normalize mean_std(std::initializer_list<float> mean, std::initializer_list<float> std,
+                            std::size_t channel_stride, float input_scale = 1.0f) {
+    RESIDENT_EXPECTS(mean.size() == std.size() && mean.size() >= 1 && mean.size() <= max_channels,
+                     "Normalize::mean_std needs as many stds as means, 1 to " +
+                         std::to_string(max_channels) + ", got " + std::to_string(mean.size()) +
+                         " means and " + std::to_string(std.size()) + " stds");
+    RESIDENT_EXPECTS(channel_stride > 0,
+                     "Normalize::mean_std needs a channel stride above 0 (H*W for CHW rows, 1 "
+                     "for HWC rows)");
+    Normalize normalize;
+    normalize.channels_ = mean.size();
+    normalize.channel_stride_ = channel_stride;
+    for (std::size_t c = 0; c < mean.size(); ++c) {
+      const float deviation = std.begin()[c];
+      RESIDENT_EXPECTS(deviation != 0.0f,
+                       "Normalize::mean_std: std of channel " + std::to_string(c) + " is 0");
+      normalize.scale_[c] = input_scale / deviation;
+      normalize.offset_[c] = -mean.begin()[c] / deviation;
+    }
+    return normalize;
+  }
+
+  /// @brief Element `element` (index within its row) of value `value`, converted.
+  template <class T>
+  [[nodiscard]] RESIDENT_HOST_DEVICE float operator()(T value, std::size_t element) const noexcept {
+    const std::size_t c = channels_ == 1 ? 0 : (element / channel_stride_) % channels_;
+    const double product =
+        static_cast<double>(detail::to_float(value)) * static_cast<double>(scale_[c]);
+    return static_cast<float>(product + static_cast<double>(offset_[c]));
+  }
+
+ private:
+  float scale_[max_channels] = {1, 1, 1, 1, 1, 1, 1, 1};  // NOLINT(modernize-avoid-c-arrays)
+  float offset_[max_channels] = {};                       // NOLINT(modernize-avoid-c-arrays)
+  std::size_t channels_ = 1;
+  std::size_t channel_stride_ = 1;
+};
+
+/// @brief Field `Field` of every gathered batch is converted by `Op` (e.g. `Normalize`); the
+/// other fields keep their stored types. Made by `convert<Field>(op)`.
+template <std::size_t Field, class Op>
+struct FieldConversion {
+  static constexpr std::size_t field = Field;  ///< The converted field.
+  Op op;                                       ///< The conversion.
+};
+
+/// @brief No conversion: batches hold the stored types.
+struct NoConversion {};
+
+/// @brief `ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, 0}))`.
+template <std::size_t Field, class Op>
+constexpr FieldConversion<Field, Op> convert(Op op) noexcept {
+  return {op};
+}
+
+}  // namespace resident

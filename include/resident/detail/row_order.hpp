@@ -1,0 +1,28 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "resident/config.hpp"
+#include "resident/permutation.hpp"
+
+namespace resident::detail {
+
+/// @brief Which stored row lands at each position of one batch: positions `first + r` of the
+/// epoch's order, wrapped to the order's start past the last row (the padding of
+/// `Remainder::pad`), then through the sample permutation when there is one. Host and device.
+struct RowOrder {
+  Permutation samples;      ///< Empty: positions are rows.
+  std::uint64_t rows = 0;   ///< Rows of the dataset.
+  std::uint64_t first = 0;  ///< Epoch position of the batch's first row.
+
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t r) const noexcept {
+    std::uint64_t position = first + r;
+    if (position >= rows) position = (position - rows) % rows;
+    return samples.size() != 0 ? samples(position) : position;
+  }
+};
+
+}  // namespace resident::detail

@@ -1,0 +1,338 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief Epochs: a dataset's batches in a seeded, reproducible order, as a range.
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "resident/batch_view.hpp"
+#include "resident/convert.hpp"
+#include "resident/dataset_options.hpp"
+#include "resident/detail/batching.hpp"
+#include "resident/detail/copy_workers.hpp"
+#include "resident/detail/host_gather.hpp"
+#include "resident/detail/row_order.hpp"
+#include "resident/error.hpp"
+#include "resident/permutation.hpp"
+#include "resident/space_traits.hpp"
+
+#if defined(__CUDACC__)
+#include "resident/detail/cuda_gather.cuh"
+#endif
+
+namespace resident {
+
+/// @brief How an epoch orders the data.
+enum class Shuffle {
+  none,     ///< Batches in order; zero-copy.
+  batches,  ///< A seeded permutation of the batch order; zero-copy.
+  /// A seeded permutation of all rows; each batch is gathered into the dataset's ring (one
+  /// kernel per field on `CudaSpace`, the copy threads on `HostSpace`).
+  samples,
+};
+
+/// @brief Which epoch, in which order. The same `seed`, `epoch` and dataset give the same
+/// batches on every space and every run; pass the epoch number explicitly (no hidden state).
+struct EpochOptions {
+  std::uint64_t seed = 0;           ///< Key of the shuffle.
+  std::uint64_t epoch = 0;          ///< Epoch number: a new order for each.
+  Shuffle shuffle = Shuffle::none;  ///< What is shuffled.
+};
+
+namespace detail {
+
+/// Whether this translation unit can launch the gather kernels (nvcc compiling it).
+#if defined(__CUDACC__)
+inline constexpr bool kernels_available = true;
+#else
+inline constexpr bool kernels_available = false;
+#endif
+
+template <class Conversion, std::size_t Field>
+struct converts : std::false_type {};
+template <std::size_t Field, class Op>
+struct converts<FieldConversion<Field, Op>, Field> : std::true_type {};
+
+template <class Conversion>
+struct conversion_op {
+  using type = NoConversion;
+};
+template <std::size_t Field, class Op>
+struct conversion_op<FieldConversion<Field, Op>> {
+  using type = Op;
+};
+
+/// The element type field `Field` has in a batch: the conversion's output where it converts.
+template <class Conversion, std::size_t Field, class Stored>
+struct batch_element {
+  using type = Stored;
+};
+template <std::size_t Field, class Op, class Stored>
+struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
+  using type = typename Op::output_type;
+};
+
+}  // namespace detail
+
+/// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as
+/// `DeviceDataset::batch(i)` (with the converted field's element type where a conversion is
+/// given). Made by `DeviceDataset::epoch`.
+///
+/// Cost: `Shuffle::none` and `Shuffle::batches` without a conversion are zero-copy (batch `k`
+/// is `ds.batch(order(k))`). `Shuffle::samples`, and any epoch with a conversion, gather each
+/// batch into the dataset's ring of `ring_depth` slots: on `CudaSpace` one kernel per field
+/// on `ds.stream()`, no host synchronisation; on `HostSpace` the host's copy threads.
+/// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
+/// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
+/// `j % ring_depth == k % ring_depth`). On `CudaSpace` the gather is ordered on `ds.stream()`:
+/// kernels on that stream see the data, others must wait for it (an event recorded on
+/// it). One gathering epoch at a time per dataset: making a new one retires the previous
+/// one's ring, and using the old one then throws `resident::Error`.
+template <class Dataset, class Conversion, bool Kernels>
+class Epoch {
+  using Space = typename Dataset::space_type;
+  using Stored = typename Dataset::batch_type;
+  static constexpr std::size_t fields = Dataset::num_fields;
+  using Op = typename detail::conversion_op<Conversion>::type;
+  static constexpr bool has_conversion = !std::is_same_v<Conversion, NoConversion>;
+
+  template <std::size_t Field>
+  using stored_t = typename std::tuple_element_t<Field, Stored>::value_type;
+  template <std::size_t Field>
+  using output_t = typename detail::batch_element<Conversion, Field, stored_t<Field>>::type;
+
+  template <class Sequence>
+  struct batch_of;
+  template <std::size_t... Field>
+  struct batch_of<std::index_sequence<Field...>> {
+    using type = std::tuple<BatchView<const output_t<Field>>...>;
+  };
+
+ public:
+  /// @brief What each batch is: one view per field.
+  using batch_type = typename batch_of<std::make_index_sequence<fields>>::type;
+  using index_view = BatchView<const std::int64_t>;  ///< What `batch_indices()` returns.
+
+  /// @brief Use `DeviceDataset::epoch`.
+  Epoch(Dataset& dataset, EpochOptions options, Conversion conversion)
+      : dataset_(&dataset), options_(options), conversion_(conversion) {
+    const std::uint64_t batches = dataset.num_batches();
+    if (options.shuffle == Shuffle::batches)
+      batch_order_ = Permutation(batches, options.seed, options.epoch);
+    if (options.shuffle == Shuffle::samples)
+      sample_order_ = Permutation(dataset.num_rows(), options.seed, options.epoch);
+    if (gathers()) claim_ring();
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return dataset_->num_batches(); }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
+  /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
+  [[nodiscard]] bool gathers() const noexcept {
+    return has_conversion || options_.shuffle == Shuffle::samples;
+  }
+
+  /// @brief Batch `k` of the epoch (`k < size()`).
+  /// @throws std::out_of_range past the end; CapacityError if the ring does not fit;
+  /// InvalidArgument for a gathering epoch on a device space in a translation unit not
+  /// compiled by nvcc.
+  [[nodiscard]] batch_type batch(std::size_t k) {
+    check_index(k);
+    if constexpr (!has_conversion) {
+      if (!gathers()) return dataset_->batch(stored_batch(k));
+    }
+    return views(materialize(k, true), k, std::make_index_sequence<fields>{});
+  }
+
+  /// @brief The row ids of batch `k`, in the dataset's space (`std::int64_t`, as PyTorch
+  /// indexes), for kernels that gather by themselves; padding positions name the rows that
+  /// pad them. Same lifetime as a gathered view.
+  [[nodiscard]] index_view batch_indices(std::size_t k) {
+    check_index(k);
+    const std::size_t slot = materialize(k, gathers());
+    const auto& ring = dataset_->ring_layout();
+    return index_view(reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
+                          dataset_->ring_.data() + slot * ring.slot_bytes + ring.index_offset),
+                      rows_of(k), Shape{}, valid_rows_of(k));
+  }
+
+  /// @brief Input iterator over the epoch's batches.
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = batch_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = batch_type;
+
+    iterator() = default;
+    iterator(Epoch* epoch, std::size_t k) : epoch_(epoch), k_(k) {}
+    [[nodiscard]] batch_type operator*() const { return epoch_->batch(k_); }
+    iterator& operator++() {
+      ++k_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++k_;
+      return before;
+    }
+    [[nodiscard]] std::size_t index() const noexcept { return k_; }  ///< Batch number.
+    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.k_ == b.k_; }
+    friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.k_ != b.k_; }
+
+   private:
+    Epoch* epoch_ = nullptr;
+    std::size_t k_ = 0;
+  };
+
+  [[nodiscard]] iterator begin() { return iterator(this, 0); }
+  [[nodiscard]] iterator end() { return iterator(this, size()); }
+
+ private:
+  static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
+
+  void check_index(std::size_t k) const {
+    if (k >= size())
+      throw std::out_of_range("resident: epoch batch " + std::to_string(k) +
+                              " is out of range; the epoch has " + std::to_string(size()) +
+                              " batches; use an index below " + std::to_string(size()));
+  }
+
+  // The dataset batch that epoch batch k is (its position in the batch order).
+  [[nodiscard]] std::size_t stored_batch(std::size_t k) const noexcept {
+    return batch_order_.size() != 0 ? static_cast<std::size_t>(batch_order_(k)) : k;
+  }
+  [[nodiscard]] std::size_t valid_rows_of(std::size_t k) const noexcept {
+    return detail::rows_in_batch(stored_batch(k), dataset_->num_rows(), dataset_->batch_size());
+  }
+  [[nodiscard]] std::size_t rows_of(std::size_t k) const noexcept {
+    return dataset_->remainder() == Remainder::pad ? dataset_->batch_size() : valid_rows_of(k);
+  }
+  [[nodiscard]] detail::RowOrder order_of(std::size_t k) const noexcept {
+    return {sample_order_, dataset_->num_rows(),
+            static_cast<std::uint64_t>(stored_batch(k)) * dataset_->batch_size()};
+  }
+
+  void claim_ring() {
+    dataset_->ensure_ring();
+    generation_ = ++dataset_->ring_generation_;
+    slot_batch_.assign(dataset_->ring_layout().depth, no_batch);
+    slot_has_fields_.assign(slot_batch_.size(), false);
+  }
+
+  // Writes batch k (its fields when `with_fields`, its row ids always) into its ring slot,
+  // unless the slot holds it already; returns the slot.
+  std::size_t materialize(std::size_t k, bool with_fields) {
+    if (generation_ == 0) claim_ring();  // a zero-copy epoch asked for row ids
+    if (generation_ != dataset_->ring_generation_)
+      throw Error(
+          "resident: this epoch's ring was taken by a newer gathering epoch of the same "
+          "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
+    const std::size_t slot = k % slot_batch_.size();
+    if (slot_batch_[slot] == k && (slot_has_fields_[slot] || !with_fields)) return slot;
+    fill(slot, k, with_fields, std::make_index_sequence<fields>{});
+    slot_batch_[slot] = k;
+    slot_has_fields_[slot] = with_fields;
+    return slot;
+  }
+
+  template <std::size_t... Field>
+  void fill(std::size_t slot, std::size_t k, bool with_fields, std::index_sequence<Field...>) {
+    const auto& ring = dataset_->ring_layout();
+    std::byte* base = dataset_->ring_.data() + slot * ring.slot_bytes;
+    auto* indices = reinterpret_cast<std::int64_t*>(base + ring.index_offset);  // NOLINT
+    const detail::RowOrder order = order_of(k);
+    const std::size_t rows = rows_of(k);
+    if (with_fields) {
+      (gather_field<Field>(base + ring.offsets[Field], order, rows, Field == 0 ? indices : nullptr),
+       ...);
+    } else if constexpr (is_device_accessible_v<Space>) {
+      require_kernels();
+#if defined(__CUDACC__)
+      detail::device_fill_indices(order, rows, indices, dataset_->stream());
+#endif
+    } else {
+      for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
+    }
+  }
+
+  template <std::size_t Field>
+  void gather_field(std::byte* destination, const detail::RowOrder& order, std::size_t rows,
+                    std::int64_t* indices) {
+    const auto source = dataset_->template field<Field>();
+    auto* to = reinterpret_cast<output_t<Field>*>(destination);  // NOLINT: typed ring bytes
+    const auto& op = field_op<Field>();
+    if constexpr (is_device_accessible_v<Space>) {
+      require_kernels();
+#if defined(__CUDACC__)
+      detail::device_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
+                            dataset_->stream());
+#else
+      (void)to, (void)op, (void)source, (void)order, (void)rows, (void)indices;
+#endif
+    } else {
+      if (!workers_) {
+        const std::size_t batch_bytes =
+            dataset_->batch_size() * source.row_elements() * sizeof(stored_t<Field>);
+        workers_ =
+            std::make_unique<detail::CopyWorkers>(detail::upload_thread_count(0, batch_bytes));
+      }
+      detail::host_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
+                          *workers_);
+    }
+  }
+
+  template <std::size_t Field>
+  [[nodiscard]] const auto& field_op() const noexcept {
+    if constexpr (detail::converts<Conversion, Field>::value)
+      return conversion_.op;
+    else
+      return no_conversion_;
+  }
+
+  static void require_kernels() {
+    if constexpr (!Kernels)
+      throw InvalidArgument(
+          "resident: this epoch gathers on the device (Shuffle::samples, a conversion or "
+          "batch_indices()), which launches kernels, but this translation unit was not "
+          "compiled by nvcc; compile it as CUDA, or use Shuffle::none/batches");
+  }
+
+  template <std::size_t... Field>
+  [[nodiscard]] batch_type views(std::size_t slot, std::size_t k,
+                                 std::index_sequence<Field...>) const {
+    const auto& ring = dataset_->ring_layout();
+    const std::byte* base = dataset_->ring_.data() + slot * ring.slot_bytes;
+    const std::size_t rows = rows_of(k);
+    const std::size_t valid = valid_rows_of(k);
+    return batch_type(BatchView<const output_t<Field>>(
+        reinterpret_cast<const output_t<Field>*>(base + ring.offsets[Field]),  // NOLINT
+        rows, dataset_->template field<Field>().row_shape(), valid)...);
+  }
+
+  Dataset* dataset_;
+  EpochOptions options_;
+  Conversion conversion_;
+  NoConversion no_conversion_{};
+  Permutation batch_order_;
+  Permutation sample_order_;
+  std::size_t generation_ = 0;
+  std::vector<std::size_t> slot_batch_;
+  std::vector<bool> slot_has_fields_;
+  std::unique_ptr<detail::CopyWorkers> workers_;
+};
+
+}  // namespace resident
