@@ -287,8 +287,7 @@ class Epoch {
       if (!workers_) {
         const std::size_t batch_bytes =
             dataset_->batch_size() * source.row_elements() * sizeof(stored_t<Field>);
-        workers_ =
-            std::make_unique<detail::CopyWorkers>(detail::upload_thread_count(0, batch_bytes));
+        workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
       }
       detail::host_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
                           *workers_);

@@ -26,6 +26,17 @@ inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexc
   return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }
 
+/// Gathered batches at least this large are split across threads: a batch is gathered again
+/// every step, so the thread team lives for the whole epoch and its start-up is paid once.
+inline constexpr std::size_t parallel_gather_threshold = std::size_t{4} << 20;
+
+/// @brief Threads an epoch gathering batches of `batch_bytes` uses: the hardware threads, at
+/// most 8, or 1 for small batches.
+inline unsigned gather_thread_count(std::size_t batch_bytes) noexcept {
+  if (batch_bytes < parallel_gather_threshold) return 1;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
 /// @brief A fixed team of threads, alive for one upload, that splits a byte range into equal
 /// slices and runs a function on each slice at once (the calling thread takes the first).
 /// Memory bandwidth, not one core, bounds a copy, so a few threads copy several times faster.

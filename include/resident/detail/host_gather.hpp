@@ -13,6 +13,17 @@
 
 namespace resident::detail {
 
+/// Asks the caches for `bytes` at `address`, a line at a time (a hint: no effect elsewhere).
+inline void prefetch_row(const void* address, std::size_t bytes) noexcept {
+#if defined(__GNUC__)
+  const auto* line = static_cast<const char*>(address);
+  for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(line + at, 0, 0);
+#else
+  (void)address;
+  (void)bytes;
+#endif
+}
+
 /// @brief Gathers `rows` rows of `row_elements` elements from `source` into `destination`
 /// in the order `order` gives, converting each element with `op` (none: `NoConversion`), on
 /// the host's copy threads; writes the row ids to `indices` when it is not null.
@@ -21,8 +32,15 @@ void host_gather(const In* source, Out* destination, std::size_t row_elements,
                  const RowOrder& order, std::size_t rows, const Op& op, std::int64_t* indices,
                  CopyWorkers& workers) {
   workers.for_each_slice(0, rows, [&](std::size_t first, std::size_t last) {
+    std::uint64_t next = first < last ? order.row(first) : 0;
     for (std::size_t r = first; r < last; ++r) {
-      const std::uint64_t row = order.row(r);
+      const std::uint64_t row = next;
+      if (r + 1 < last) {
+        // Rows come from random places, which no hardware prefetcher predicts: ask for the
+        // next row while this one is copied, so that its DRAM latency overlaps the copy.
+        next = order.row(r + 1);
+        prefetch_row(source + next * row_elements, row_elements * sizeof(In));
+      }
       if (indices != nullptr) indices[r] = static_cast<std::int64_t>(row);
       const In* from = source + row * row_elements;
       Out* to = destination + r * row_elements;

@@ -1,0 +1,215 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// Epoch throughput per shuffle mode, next to a contiguous copy of the same bytes measured in
+// the same run, just before the epochs (`ratio_to_copy`): on the host a memcpy, on the GPU a
+// device-to-device cudaMemcpy, both over the bytes the epoch delivers. (Timing the copy in
+// every iteration would make it dominate the zero-copy modes, whose epochs take microseconds.)
+// Data: CIFAR-10-shaped uint8 images (50,000 x 3 x 32 x 32) with int32 labels, and a wider float32
+// case (20,000 x 2,048). Compiled by nvcc where it exists, so that the device gathers can launch.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "resident/resident.hpp"
+
+namespace {
+
+using resident::DatasetOptions;
+using resident::DeviceDataset;
+using resident::EpochOptions;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::Shuffle;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kBatch = 256;
+
+enum Mode : int { kNone, kBatches, kSamples, kSamplesNormalize };
+
+const char* mode_name(int mode) {
+  constexpr const char* names[] = {"none", "batches", "samples", "samples+normalize"};
+  return names[mode];
+}
+
+struct Shape {
+  std::size_t rows;
+  std::size_t row_elements;
+};
+constexpr Shape kCifar{50000, 3 * 32 * 32};  // uint8 features
+constexpr Shape kWide{20000, 2048};          // float32 features
+
+DatasetOptions epoch_options() {
+  DatasetOptions options;
+  options.batch_size = kBatch;
+  options.remainder = resident::Remainder::drop;
+  options.reserve_bytes = 0;
+  return options;
+}
+
+template <class T>
+std::vector<T> synthetic(std::size_t count) {
+  std::vector<T> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<T>(i * 2654435761u % 251);
+  return values;
+}
+
+// One epoch: every batch taken (gathered where the mode gathers), its views kept alive.
+template <class Epoch>
+std::size_t run_epoch(Epoch& epoch) {
+  std::size_t rows = 0;
+  for (auto batch : epoch) {
+    benchmark::DoNotOptimize(std::get<0>(batch).data());
+    rows += std::get<0>(batch).rows();
+  }
+  return rows;
+}
+
+// Runs the epochs; `time_epoch(ds, options)` returns one epoch's seconds and
+// `time_copy(bytes)` one contiguous copy's.
+template <class Space, class Feature, class TimeEpoch, class TimeCopy>
+void epoch_iterations(benchmark::State& state, const Space& space, Shape shape, int mode,
+                      TimeEpoch&& time_epoch, TimeCopy&& time_copy) {
+  const auto x = synthetic<Feature>(shape.rows * shape.row_elements);
+  const auto y = synthetic<std::int32_t>(shape.rows);
+  DeviceDataset<Space, Feature, std::int32_t> ds(
+      space, epoch_options(), HostTensor<const Feature>(x.data(), {shape.rows, shape.row_elements}),
+      HostTensor<const std::int32_t>(y.data(), {shape.rows}));
+  const std::size_t delivered_row_bytes =
+      shape.row_elements * (mode == kSamplesNormalize ? sizeof(float) : sizeof(Feature)) +
+      sizeof(std::int32_t);
+  const std::size_t epoch_bytes = ds.num_batches() * kBatch * delivered_row_bytes;
+  // The mean of three copies, as the epochs report their mean.
+  double copy_seconds = 0;
+  for (int round = 0; round < 3; ++round) copy_seconds += time_copy(epoch_bytes) / 3;
+  double epoch_seconds = 0;
+  std::uint64_t epoch_number = 0;
+  for (auto _ : state) {
+    const EpochOptions options{7, epoch_number++,
+                               mode == kNone      ? Shuffle::none
+                               : mode == kBatches ? Shuffle::batches
+                                                  : Shuffle::samples};
+    const double seconds = time_epoch(ds, options);
+    epoch_seconds += seconds;
+    state.SetIterationTime(seconds);
+  }
+  const double epochs = static_cast<double>(state.iterations());
+  const double mean_epoch = epoch_seconds / epochs;
+  state.SetBytesProcessed(static_cast<std::int64_t>(epochs * static_cast<double>(epoch_bytes)));
+  state.counters["rows_per_s"] = static_cast<double>(ds.num_batches() * kBatch) / mean_epoch;
+  state.counters["epochs_per_s"] = 1.0 / mean_epoch;
+  state.counters["copy_GBps"] = static_cast<double>(epoch_bytes) / copy_seconds / 1e9;
+  state.counters["ratio_to_copy"] = copy_seconds / mean_epoch;
+  state.SetLabel(std::string(mode_name(mode)) + ", rows of " +
+                 std::to_string(shape.row_elements * sizeof(Feature)) + " B");
+}
+
+template <class Ds>
+std::size_t any_epoch(Ds& ds, const EpochOptions& options, int mode) {
+  if (mode == kSamplesNormalize) {
+    auto epoch = ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, -0.5f}));
+    return run_epoch(epoch);
+  }
+  auto epoch = ds.epoch(options);
+  return run_epoch(epoch);
+}
+
+template <class Feature>
+void BM_HostEpoch(benchmark::State& state, Shape shape) {
+  const int mode = static_cast<int>(state.range(0));
+  std::vector<std::byte> copy_source, copy_target;
+  const auto seconds_since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  epoch_iterations<HostSpace, Feature>(
+      state, HostSpace{}, shape, mode,
+      [&](auto& ds, const EpochOptions& options) {
+        const auto start = Clock::now();
+        benchmark::DoNotOptimize(any_epoch(ds, options, mode));
+        return seconds_since(start);
+      },
+      [&](std::size_t bytes) {
+        copy_source.assign(bytes, std::byte{1});
+        copy_target.assign(bytes, std::byte{2});
+        const auto start = Clock::now();
+        std::memcpy(copy_target.data(), copy_source.data(), bytes);
+        benchmark::ClobberMemory();
+        return seconds_since(start);
+      });
+}
+
+#if defined(__CUDACC__)
+template <class Feature>
+void BM_CudaEpoch(benchmark::State& state, Shape shape) {
+  if (resident::CudaSpace::device_count() == 0) {
+    state.SkipWithError("no CUDA device on this machine");
+    return;
+  }
+  const int mode = static_cast<int>(state.range(0));
+  void* from = nullptr;
+  void* to = nullptr;
+  std::size_t allocated = 0;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  RESIDENT_CUDA_TRY(cudaEventCreate(&start));
+  RESIDENT_CUDA_TRY(cudaEventCreate(&stop));
+  const auto elapsed = [&] {
+    RESIDENT_CUDA_TRY(cudaEventSynchronize(stop));
+    float milliseconds = 0;
+    RESIDENT_CUDA_TRY(cudaEventElapsedTime(&milliseconds, start, stop));
+    return static_cast<double>(milliseconds) / 1e3;
+  };
+  epoch_iterations<resident::CudaSpace, Feature>(
+      state, resident::CudaSpace{0}, shape, mode,
+      [&](auto& ds, const EpochOptions& options) {
+        RESIDENT_CUDA_TRY(cudaEventRecord(start, ds.stream()));
+        benchmark::DoNotOptimize(any_epoch(ds, options, mode));
+        RESIDENT_CUDA_TRY(cudaEventRecord(stop, ds.stream()));
+        return elapsed();
+      },
+      [&](std::size_t bytes) {
+        if (allocated != bytes) {
+          (void)cudaFree(from);
+          (void)cudaFree(to);
+          RESIDENT_CUDA_TRY(cudaMalloc(&from, bytes));
+          RESIDENT_CUDA_TRY(cudaMalloc(&to, bytes));
+          allocated = bytes;
+        }
+        RESIDENT_CUDA_TRY(cudaEventRecord(start));
+        RESIDENT_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice));
+        RESIDENT_CUDA_TRY(cudaEventRecord(stop));
+        return elapsed();
+      });
+  (void)cudaFree(from);
+  (void)cudaFree(to);
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+}
+#endif
+
+void register_all() {
+  const auto add = [](const char* name, auto function, Shape shape, int last_mode) {
+    auto* bench = benchmark::RegisterBenchmark(name, function, shape);
+    for (int mode = kNone; mode <= last_mode; ++mode) bench->Arg(mode);
+    bench->ArgName("mode")->UseManualTime()->Unit(benchmark::kMillisecond);
+  };
+  add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesNormalize);
+  add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
+#if defined(__CUDACC__)
+  add("BM_CudaEpoch/cifar_u8", BM_CudaEpoch<std::uint8_t>, kCifar, kSamplesNormalize);
+  add("BM_CudaEpoch/wide_f32", BM_CudaEpoch<float>, kWide, kSamples);
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
