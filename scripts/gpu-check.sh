@@ -9,7 +9,8 @@
 #   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
 #
 # Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
-# It leaves 8 files: gpu.csv, one log per step, and the two benchmarks' JSON.
+# It leaves 8 files: gpu.csv, one log per step (tests, quickstart, bench, memcheck) and the
+# three benchmarks' JSON (bench_epoch's with the PyTorch peers merged in).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/gpu
@@ -52,15 +53,33 @@ export RESIDENT_REQUIRE_CUDA=1  # a test that would skip for want of a device fa
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
   --format=csv >"$out/gpu.csv" 2>&1 || echo "nvidia-smi unavailable" >"$out/gpu.csv"
-step tests "$build/tests/resident_tests"
-step cuda_tests "$build/tests/resident_cuda_tests"
+run_tests() {
+  "$build/tests/resident_tests" && "$build/tests/resident_cuda_tests"
+}
+step tests run_tests
 step quickstart "$build/examples/quickstart" --space cuda
 run_benchmarks() {
-  local name
-  for name in bench_batch_view bench_upload; do
+  local name status=0
+  for name in bench_batch_view bench_upload bench_epoch; do
     "$build/benchmarks/$name" --benchmark_out="$out/$name.json" --benchmark_out_format=json ||
-      return 1
+      status=1
   done
+  # The PyTorch peers of bench_epoch, merged into its JSON so that both land in one file.
+  python3 benchmarks/peers/torch_epoch.py --out "$out/torch_epoch.json" || status=1
+  if [[ -f $out/torch_epoch.json && -f $out/bench_epoch.json ]]; then
+    python3 - "$out/bench_epoch.json" "$out/torch_epoch.json" <<'PY' || status=1
+import json, sys
+bench_path, peer_path = sys.argv[1], sys.argv[2]
+with open(bench_path) as f:
+    bench = json.load(f)
+with open(peer_path) as f:
+    bench["peers"] = json.load(f)
+with open(bench_path, "w") as f:
+    json.dump(bench, f, indent=2)
+PY
+    rm -f "$out/torch_epoch.json"
+  fi
+  return $status
 }
 step bench run_benchmarks
 if command -v compute-sanitizer >/dev/null; then
