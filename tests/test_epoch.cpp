@@ -162,6 +162,34 @@ TEST(Epoch, OutOfRangeNamesTheEpochSize) {
 }
 
 #if RESIDENT_HAS_CUDA
+// half and bfloat16 storage converts to float on the host too (the same conversion code).
+TEST(Epoch, HalfAndBfloat16StorageConvertToFloat) {
+  constexpr std::size_t n = 40;
+  std::vector<__half> halves(n * 2);
+  std::vector<__nv_bfloat16> brains(n * 2);
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    halves[i] = __float2half(static_cast<float>(i) * 0.25f);
+    brains[i] = __float2bfloat16(static_cast<float>(i) * 0.5f);
+  }
+  DeviceDataset<HostSpace, __half, __nv_bfloat16> ds(
+      HostSpace{}, epoch_options(8, Remainder::drop),
+      HostTensor<const __half>(halves.data(), {n, 2}),
+      HostTensor<const __nv_bfloat16>(brains.data(), {n, 2}));
+  auto epoch = ds.epoch({0, 0, Shuffle::samples}, resident::convert<0>(resident::Normalize{2, 1}));
+  for (std::size_t k = 0; k < epoch.size(); ++k) {
+    const auto [x, b] = epoch.batch(k);
+    static_assert(std::is_same_v<decltype(x), const resident::BatchView<const float>>);
+    static_assert(std::is_same_v<decltype(b), const resident::BatchView<const __nv_bfloat16>>);
+    const auto ids = read_back(ds.space(), ds.stream(), epoch.batch_indices(k));
+    for (std::size_t r = 0; r < x.rows(); ++r)
+      for (std::size_t e = 0; e < 2; ++e) {
+        const std::size_t at = static_cast<std::size_t>(ids[r]) * 2 + e;
+        EXPECT_EQ(x.row(r)[e], static_cast<float>(at) * 0.25f * 2 + 1);
+        EXPECT_EQ(__bfloat162float(b.row(r)[e]), static_cast<float>(at) * 0.5f);
+      }
+  }
+}
+
 // Compiled by g++, a gathering epoch on the device cannot launch its kernels: it says so.
 TEST(Epoch, DeviceGatherInAHostTranslationUnitSaysToUseNvcc) {
   resident::testing::skip_unless_usable<resident::CudaSpace>();

@@ -69,4 +69,24 @@ TEST_F(DeviceEpoch, BatchIndicesOfAZeroCopyEpochNameTheRows) {
             (std::vector<std::int64_t>{16, 17, 18, 19}));
 }
 
+TEST_F(DeviceEpoch, HalfStorageConvertsToTheHostsFloats) {
+  constexpr std::size_t n = 40;
+  std::vector<__half> halves(n * 2);
+  for (std::size_t i = 0; i < halves.size(); ++i)
+    halves[i] = __float2half(static_cast<float>(i) * 0.25f);
+  const auto options = resident::testing::epoch_options(8, Remainder::drop);
+  const HostTensor<const __half> tensor(halves.data(), {n, 2});
+  DeviceDataset<CudaSpace, __half> device(CudaSpace{0}, options, tensor);
+  DeviceDataset<HostSpace, __half> host(HostSpace{}, options, tensor);
+  const auto normalize = resident::convert<0>(resident::Normalize{2, 1});
+  auto on_device = device.epoch({0, 0, Shuffle::samples}, normalize);
+  auto on_host = host.epoch({0, 0, Shuffle::samples}, normalize);
+  for (std::size_t k = 0; k < on_device.size(); ++k) {
+    const auto [x] = on_device.batch(k);
+    const auto [reference] = on_host.batch(k);
+    EXPECT_EQ(resident::testing::read_back(device.space(), device.stream(), x),
+              std::vector<float>(reference.begin(), reference.end()));
+  }
+}
+
 }  // namespace
