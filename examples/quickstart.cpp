@@ -1,9 +1,9 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
 // Quick start: an embedded synthetic 10-class dataset (features + labels) is planned,
-// uploaded once, then read as zero-copy batches by a nearest-centroid classifier: one epoch
-// learns the class means, a second one measures accuracy. Runs on CudaSpace when a device is
-// present (this file is compiled by nvcc then), otherwise on HostSpace, and says which.
+// uploaded once, then read by a nearest-centroid classifier: a sample-shuffled epoch learns
+// the class means, a pass of zero-copy batches in order measures accuracy. Runs on CudaSpace when a
+// device is present (this file is compiled by nvcc then), otherwise on HostSpace, and says which.
 // Uploads that take more than half a second draw a progress bar (try --rows 20000000).
 //
 //   quickstart [--space auto|host|cuda] [--rows N]
@@ -226,7 +226,7 @@ int run(const Space& space, const Synthetic& data) {
   if (!plan.fits) return 2;
 
   const auto upload_start = std::chrono::steady_clock::now();
-  const resident::DeviceDataset<Space, float, std::int32_t> ds(space, options, x, y);
+  resident::DeviceDataset<Space, float, std::int32_t> ds(space, options, x, y);
   const double upload_seconds = seconds_since(upload_start);
   std::printf("uploaded %zu rows (%.1f MiB) in one allocation in %.3f s\n", ds.num_rows(),
               static_cast<double>(ds.bytes()) / (1 << 20), upload_seconds);
@@ -238,10 +238,9 @@ int run(const Space& space, const Synthetic& data) {
       return Compute(ds.stream());
   }();
   const auto epoch_start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < ds.num_batches(); ++i) {
-    const auto [xb, yb] = ds.batch(i);  // a pointer offset: nothing is copied
-    compute.learn(xb, yb);
-  }
+  // Learning: a sample-shuffled epoch, each batch gathered into the dataset's ring.
+  for (const auto [xb, yb] : ds.epoch({42, 0, resident::Shuffle::samples})) compute.learn(xb, yb);
+  // Evaluation: batches in order, each a pointer offset (nothing is copied).
   for (std::size_t i = 0; i < ds.num_batches(); ++i) {
     const auto [xb, yb] = ds.batch(i);
     compute.evaluate(xb, yb);
