@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "resident/resident.hpp"
+#include "support/cuda_timer.hpp"
 
 namespace {
 
@@ -152,22 +153,13 @@ void BM_CudaEpoch(benchmark::State& state, Shape shape) {
   void* from = nullptr;
   void* to = nullptr;
   std::size_t allocated = 0;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  RESIDENT_CUDA_TRY(cudaEventCreate(&start));
-  RESIDENT_CUDA_TRY(cudaEventCreate(&stop));
-  const auto elapsed = [&] {
-    RESIDENT_CUDA_TRY(cudaEventSynchronize(stop));
-    float milliseconds = 0;
-    RESIDENT_CUDA_TRY(cudaEventElapsedTime(&milliseconds, start, stop));
-    return static_cast<double>(milliseconds) / 1e3;
-  };
+  resident::bench::CudaTimer timer;
   epoch_iterations<resident::CudaSpace, Feature>(
       state, resident::CudaSpace{0}, shape, mode,
       [&](auto& ds, const EpochOptions& options) {
-        RESIDENT_CUDA_TRY(cudaEventRecord(start, ds.stream()));
+        timer.start(ds.stream());
         benchmark::DoNotOptimize(any_epoch(ds, options, mode));
-        RESIDENT_CUDA_TRY(cudaEventRecord(stop, ds.stream()));
-        return elapsed();
+        return timer.stop(ds.stream());
       },
       [&](std::size_t bytes) {
         if (allocated != bytes) {
@@ -177,15 +169,10 @@ void BM_CudaEpoch(benchmark::State& state, Shape shape) {
           RESIDENT_CUDA_TRY(cudaMalloc(&to, bytes));
           allocated = bytes;
         }
-        RESIDENT_CUDA_TRY(cudaEventRecord(start));
-        RESIDENT_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice));
-        RESIDENT_CUDA_TRY(cudaEventRecord(stop));
-        return elapsed();
+        return timer.copy(to, from, bytes);
       });
   (void)cudaFree(from);
   (void)cudaFree(to);
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
 }
 #endif
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "resident/resident.hpp"
+#include "support/cuda_timer.hpp"
 
 namespace resident::bench {
 
@@ -103,21 +104,10 @@ inline void BM_CudaUploadVsMemcpy(benchmark::State& state) {
   std::vector<std::uint8_t> pageable(bytes, 7);
   void* pinned = nullptr;
   void* device = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   RESIDENT_CUDA_TRY(cudaMallocHost(&pinned, bytes));
   std::memset(pinned, 7, bytes);
   RESIDENT_CUDA_TRY(cudaMalloc(&device, bytes));
-  RESIDENT_CUDA_TRY(cudaEventCreate(&start));
-  RESIDENT_CUDA_TRY(cudaEventCreate(&stop));
-  const auto timed_copy = [&](const void* from) {
-    RESIDENT_CUDA_TRY(cudaEventRecord(start));
-    RESIDENT_CUDA_TRY(cudaMemcpyAsync(device, from, bytes, cudaMemcpyHostToDevice));
-    RESIDENT_CUDA_TRY(cudaEventRecord(stop));
-    RESIDENT_CUDA_TRY(cudaEventSynchronize(stop));
-    float milliseconds = 0;
-    RESIDENT_CUDA_TRY(cudaEventElapsedTime(&milliseconds, start, stop));
-    return static_cast<double>(milliseconds) / 1e3;
-  };
+  CudaTimer timer;
   const HostTensor<const std::uint8_t> tensor(
       from_pinned ? static_cast<const std::uint8_t*>(pinned) : pageable.data(), {bytes});
   double upload = 0, pinned_copy = 0, pageable_copy = 0;
@@ -129,14 +119,12 @@ inline void BM_CudaUploadVsMemcpy(benchmark::State& state) {
     }
     const double upload_seconds = seconds_since(begin);
     upload += upload_seconds;
-    pinned_copy += timed_copy(pinned);
-    pageable_copy += timed_copy(pageable.data());
+    pinned_copy += timer.copy(device, pinned, bytes);
+    pageable_copy += timer.copy(device, pageable.data(), bytes);
     state.SetIterationTime(upload_seconds);
   }
   report_upload(state, bytes, upload, {{"pinned", pinned_copy}, {"naive", pageable_copy}});
   state.SetLabel(from_pinned ? "from pinned" : "from pageable");
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
   (void)cudaFree(device);
   (void)cudaFreeHost(pinned);
 }
@@ -157,11 +145,9 @@ inline void BM_CudaRegisterChunksThenCopy(benchmark::State& state) {
   std::memset(source, 7, bytes);
   void* pinned = nullptr;
   void* device = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   RESIDENT_CUDA_TRY(cudaMallocHost(&pinned, bytes));
   RESIDENT_CUDA_TRY(cudaMalloc(&device, bytes));
-  RESIDENT_CUDA_TRY(cudaEventCreate(&start));
-  RESIDENT_CUDA_TRY(cudaEventCreate(&stop));
+  CudaTimer timer;
   std::vector<cudaEvent_t> done(bytes / chunk + 1);
   for (auto& event : done)
     RESIDENT_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
@@ -183,19 +169,11 @@ inline void BM_CudaRegisterChunksThenCopy(benchmark::State& state) {
     RESIDENT_CUDA_TRY(cudaHostUnregister(source + (bytes - 1) / chunk * chunk));
     const double seconds = seconds_since(begin);
     registered += seconds;
-    RESIDENT_CUDA_TRY(cudaEventRecord(start));
-    RESIDENT_CUDA_TRY(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice));
-    RESIDENT_CUDA_TRY(cudaEventRecord(stop));
-    RESIDENT_CUDA_TRY(cudaEventSynchronize(stop));
-    float milliseconds = 0;
-    RESIDENT_CUDA_TRY(cudaEventElapsedTime(&milliseconds, start, stop));
-    pinned_copy += static_cast<double>(milliseconds) / 1e3;
+    pinned_copy += timer.copy(device, pinned, bytes);
     state.SetIterationTime(seconds);
   }
   report_upload(state, bytes, registered, {{"pinned", pinned_copy}});
   for (auto event : done) (void)cudaEventDestroy(event);
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
   (void)cudaFree(device);
   (void)cudaFreeHost(pinned);
   std::free(source);
