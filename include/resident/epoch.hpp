@@ -99,7 +99,9 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
 /// `j % ring_depth == k % ring_depth`). On `CudaSpace` the gather is ordered on `ds.stream()`:
 /// kernels on that stream see the data, others must wait for it (an event recorded on
 /// it). One gathering epoch at a time per dataset: making a new one retires the previous
-/// one's ring, and using the old one then throws `resident::Error`.
+/// one's ring, and using the old one then throws `resident::Error`. An epoch refers to its
+/// dataset, which must outlive it and stay in place (not moved from); use an epoch from one
+/// thread at a time.
 template <class Dataset, class Conversion, bool Kernels>
 class Epoch {
   using Space = typename Dataset::space_type;
