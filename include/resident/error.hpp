@@ -101,6 +101,26 @@ class CudaError : public Error {
   int line_;
 };
 
+/// @brief A file is not what it must be (a malformed or unsupported `.npy`): names the file,
+/// the byte offset where reading stopped, and the reason.
+class FormatError : public Error {
+ public:
+  FormatError(std::string path, std::size_t offset, const std::string& reason)
+      : Error("resident: " + path + ": at byte " + std::to_string(offset) + ": " + reason),
+        path_(std::move(path)),
+        offset_(offset),
+        reason_(reason) {}
+
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] std::size_t offset() const noexcept { return offset_; }
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string path_;
+  std::size_t offset_;
+  std::string reason_;
+};
+
 /// @brief The upload was cancelled: the progress callback returned `false`. Everything the
 /// construction took has been released; the space is as it was.
 class Cancelled : public Error {

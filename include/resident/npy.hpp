@@ -1,0 +1,394 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief A strict `.npy` reader and writer: NumPy's own files in, files NumPy reads out;
+/// everything else refused with a `FormatError` that says where and why. Never unpickles.
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "resident/config.hpp"
+#include "resident/detail/checked_math.hpp"
+#include "resident/detail/npy_header.hpp"
+#include "resident/error.hpp"
+#include "resident/host_tensor.hpp"
+#include "resident/shape.hpp"
+
+#if RESIDENT_HAS_CUDA
+#include <cuda_fp16.h>
+#endif
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#else
+#error "resident/npy.hpp reads files through POSIX (open, pread, mmap)"
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "resident/npy.hpp assumes a little-endian host"
+#endif
+
+namespace resident::npy {
+
+/// @brief The element types resident reads and writes, named by NumPy's type codes.
+enum class DType { b1, i1, u1, i2, u2, i4, u4, i8, u8, f2, f4, f8 };
+
+/// @brief Bytes of one element.
+constexpr std::size_t dtype_size(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::b1:
+    case DType::i1:
+    case DType::u1:
+      return 1;
+    case DType::i2:
+    case DType::u2:
+    case DType::f2:
+      return 2;
+    case DType::i4:
+    case DType::u4:
+    case DType::f4:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+/// @brief NumPy's code for the type: "f4", "u1", ...
+constexpr const char* dtype_code(DType dtype) noexcept {
+  constexpr const char* codes[] = {"b1", "i1", "u1", "i2", "u2", "i4",
+                                   "u4", "i8", "u8", "f2", "f4", "f8"};
+  return codes[static_cast<int>(dtype)];
+}
+
+/// @brief The `DType` of C++ type `T` (`bool`, fixed-width integers, `float`, `double`, and
+/// `__half` with CUDA).
+template <class T>
+constexpr DType dtype_of() noexcept {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, bool>)
+    return DType::b1;
+  else if constexpr (std::is_same_v<U, float>)
+    return DType::f4;
+  else if constexpr (std::is_same_v<U, double>)
+    return DType::f8;
+#if RESIDENT_HAS_CUDA
+  else if constexpr (std::is_same_v<U, __half>)
+    return DType::f2;
+#endif
+  else {
+    static_assert(std::is_integral_v<U> &&
+                      (sizeof(U) == 1 || sizeof(U) == 2 || sizeof(U) == 4 || sizeof(U) == 8),
+                  "no .npy dtype for this type");
+    constexpr DType signed_types[] = {DType::i1, DType::i2, DType::i1, DType::i4,
+                                      DType::i1, DType::i1, DType::i1, DType::i8};
+    constexpr DType unsigned_types[] = {DType::u1, DType::u2, DType::u1, DType::u4,
+                                        DType::u1, DType::u1, DType::u1, DType::u8};
+    return std::is_signed_v<U> ? signed_types[sizeof(U) - 1] : unsigned_types[sizeof(U) - 1];
+  }
+}
+
+/// @brief An array read from a `.npy` file: C-order, native byte order, owning its memory
+/// (a read-only mapping of the file when it could be used as it is, else a converted copy).
+class Array {
+ public:
+  [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  /// @brief Whether the file stored the data in Fortran order (it is C order here).
+  [[nodiscard]] bool fortran_order() const noexcept { return fortran_order_; }
+  [[nodiscard]] std::size_t size() const noexcept { return shape_.elements(); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return size() * dtype_size(dtype_); }
+  [[nodiscard]] const std::byte* data() const noexcept { return data_; }
+  /// @brief Whether the data is the file itself, memory-mapped (no copy was made).
+  [[nodiscard]] bool mapped() const noexcept { return mapped_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+  /// @brief The array as a typed tensor, valid while this `Array` (or a copy) lives.
+  /// @throws FormatError when `T` is not the array's dtype, or the array is 0-d.
+  template <class T>
+  [[nodiscard]] HostTensor<const T> as() const {
+    if (dtype_of<T>() != dtype_)
+      throw FormatError(path_, data_offset_,
+                        std::string("the array holds ") + dtype_code(dtype_) +
+                            " elements but as<T>() asked for " + dtype_code(dtype_of<T>()) +
+                            "; use the matching C++ type or convert the file");
+    if (shape_.rank() == 0)
+      throw FormatError(path_, data_offset_,
+                        "a 0-d array has no rows to make a tensor of; save it with shape (1,)");
+    return HostTensor<const T>(reinterpret_cast<const T*>(data_), shape_);  // NOLINT
+  }
+
+ private:
+  friend Array load(const std::string& path);
+
+  std::string path_;
+  DType dtype_ = DType::u1;
+  Shape shape_;
+  bool fortran_order_ = false;
+  bool mapped_ = false;
+  std::size_t data_offset_ = 0;
+  const std::byte* data_ = nullptr;
+  std::shared_ptr<const void> owner_;
+};
+
+namespace detail {
+
+inline constexpr std::size_t max_header_bytes = std::size_t{1} << 20;  ///< A sane cap.
+
+[[noreturn]] inline void fail(const std::string& path, std::size_t offset,
+                              const std::string& reason) {
+  throw FormatError(path, offset, reason);
+}
+
+inline std::string errno_text(int error) { return std::strerror(error); }
+
+/// An open file descriptor, closed on destruction.
+struct File {
+  int fd = -1;
+  ~File() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+inline void read_exactly(const std::string& path, int fd, void* into, std::size_t bytes,
+                         std::size_t offset) {
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ::ssize_t got = ::pread(fd, static_cast<char*>(into) + done, bytes - done,
+                                  static_cast<::off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      fail(path, offset + done,
+           got < 0 ? "reading failed: " + errno_text(errno) : "the file ended early");
+    done += static_cast<std::size_t>(got);
+  }
+}
+
+inline DType parse_descr(const std::string& path, std::size_t at, const std::string& descr,
+                         bool& big_endian) {
+  if (descr.size() < 2) fail(path, at, "descr '" + descr + "' is not a NumPy type string");
+  const char order = descr[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=')
+    fail(path, at, "descr '" + descr + "' has no byte-order character ('<', '>', '|' or '=')");
+  const std::string code = descr.substr(1);
+  if (code.find('O') != std::string::npos)
+    fail(path, at,
+         "object arrays hold pickled Python objects, which resident never unpickles; save "
+         "numeric data instead");
+  constexpr DType all[] = {DType::b1, DType::i1, DType::u1, DType::i2, DType::u2, DType::i4,
+                           DType::u4, DType::i8, DType::u8, DType::f2, DType::f4, DType::f8};
+  for (const DType dtype : all) {
+    if (code != dtype_code(dtype)) continue;
+    if (order == '|' && dtype_size(dtype) != 1)
+      fail(path, at, "descr '" + descr + "' says 'not applicable' for a multi-byte type");
+    big_endian = order == '>' && dtype_size(dtype) > 1;
+    return dtype;
+  }
+  fail(path, at,
+       "dtype '" + descr +
+           "' is not supported (b1 i1 u1 i2 u2 i4 u4 i8 u8 f2 f4 f8 are, in either byte order)");
+}
+
+/// C order from Fortran order, element by element (`size` bytes each).
+inline void fortran_to_c(const std::byte* from, std::byte* to, const Shape& shape,
+                         std::size_t size) {
+  const std::size_t rank = shape.rank();
+  const std::size_t count = shape.elements();
+  std::vector<std::size_t> index(rank, 0);
+  std::vector<std::size_t> stride(rank, 1);  // Fortran strides, in elements
+  for (std::size_t axis = 1; axis < rank; ++axis) stride[axis] = stride[axis - 1] * shape[axis - 1];
+  for (std::size_t c = 0; c < count; ++c) {
+    std::size_t f = 0;
+    for (std::size_t axis = 0; axis < rank; ++axis) f += index[axis] * stride[axis];
+    std::memcpy(to + c * size, from + f * size, size);
+    for (std::size_t axis = rank; axis-- > 0;) {  // next C-order index: last axis fastest
+      if (++index[axis] < shape[axis]) break;
+      index[axis] = 0;
+    }
+  }
+}
+
+inline void swap_bytes(std::byte* data, std::size_t count, std::size_t size) {
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t a = 0, b = size - 1; a < b; ++a, --b)
+      std::swap(data[i * size + a], data[i * size + b]);
+}
+
+}  // namespace detail
+
+/// @brief Reads a `.npy` file (format 1.0, 2.0 or 3.0). Little-endian C-order data is
+/// memory-mapped, not copied; big-endian or Fortran-order data is converted to native C order,
+/// as NumPy would give it.
+/// @throws FormatError for anything but a well-formed file of a supported dtype: bad magic,
+/// unknown version, a header that runs past the file or over 1 MiB, a header that is not
+/// exactly NumPy's dict, object/structured/unknown dtypes, bad or overflowing shapes, data
+/// shorter or longer than the shape needs, bool bytes other than 0 and 1, unreadable files.
+inline Array load(const std::string& path) {
+  using detail::fail;
+  detail::File file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) fail(path, 0, "cannot open the file: " + detail::errno_text(errno));
+  struct ::stat status {};
+  if (::fstat(file.fd, &status) != 0) fail(path, 0, "cannot stat: " + detail::errno_text(errno));
+  if (!S_ISREG(status.st_mode)) fail(path, 0, "not a regular file");
+  const auto file_size = static_cast<std::size_t>(status.st_size);
+  if (file_size == 0) fail(path, 0, "the file is empty");
+  if (file_size < 10) fail(path, 0, "the file is too short to be a .npy file");
+
+  unsigned char prefix[12] = {};
+  detail::read_exactly(path, file.fd, prefix, std::min<std::size_t>(12, file_size), 0);
+  if (std::memcmp(prefix, "\x93NUMPY", 6) != 0)
+    fail(path, 0, "not a .npy file: the magic string \\x93NUMPY is missing");
+  const unsigned major = prefix[6], minor = prefix[7];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0)
+    fail(path, 6,
+         "format version " + std::to_string(major) + "." + std::to_string(minor) +
+             " is not supported (1.0, 2.0 and 3.0 are)");
+  std::size_t header_start = 10, header_bytes = prefix[8] | (std::size_t{prefix[9]} << 8);
+  if (major >= 2) {
+    if (file_size < 12) fail(path, 8, "the file ends inside the header length");
+    header_start = 12;
+    header_bytes = prefix[8] | (std::size_t{prefix[9]} << 8) | (std::size_t{prefix[10]} << 16) |
+                   (std::size_t{prefix[11]} << 24);
+  }
+  if (header_bytes > detail::max_header_bytes)
+    fail(path, 8,
+         "the header claims " + std::to_string(header_bytes) +
+             " bytes, over the 1 MiB a NumPy header can sensibly need");
+  if (header_start + header_bytes > file_size)
+    fail(path, 8,
+         "the header length " + std::to_string(header_bytes) + " runs past the end of the file (" +
+             std::to_string(file_size) + " bytes)");
+  std::string text(header_bytes, '\0');
+  detail::read_exactly(path, file.fd, text.data(), header_bytes, header_start);
+  if (text.empty() || text.back() != '\n')
+    fail(path, header_start + header_bytes, "the header does not end with a newline");
+  if (text.find('\0') != std::string::npos)
+    fail(path, header_start + text.find('\0'), "the header holds a NUL byte");
+  const resident::detail::NpyHeader header = resident::detail::parse_npy_header(
+      text,
+      [&](std::size_t at, const std::string& reason) { fail(path, header_start + at, reason); });
+
+  Array array;
+  array.path_ = path;
+  bool big_endian = false;
+  array.dtype_ = detail::parse_descr(path, header_start, header.descr, big_endian);
+  array.fortran_order_ = header.fortran_order;
+  if (header.shape.size() > Shape::max_rank)
+    fail(path, header_start,
+         "rank " + std::to_string(header.shape.size()) + " is above the " +
+             std::to_string(Shape::max_rank) + " resident supports");
+  try {
+    array.shape_ = Shape(header.shape);
+    (void)resident::detail::checked_mul(array.shape_.elements(), dtype_size(array.dtype_),
+                                        "array byte size");
+  } catch (const InvalidArgument&) {
+    fail(path, header_start, "the shape's element count or byte size overflows 64 bits");
+  }
+  const std::size_t data_offset = header_start + header_bytes;
+  const std::size_t bytes = array.bytes();
+  array.data_offset_ = data_offset;
+  if (file_size - data_offset < bytes)
+    fail(path, file_size,
+         "the data is shorter than the shape requires (" + std::to_string(bytes) + " bytes for " +
+             array.shape_.to_string() + ", the file has " +
+             std::to_string(file_size - data_offset) + ")");
+  if (file_size - data_offset > bytes)
+    fail(path, data_offset + bytes,
+         "the data is longer than the shape requires (" +
+             std::to_string(file_size - data_offset - bytes) + " trailing bytes)");
+
+  const std::size_t element = dtype_size(array.dtype_);
+  const bool usable_as_is = !big_endian && (!header.fortran_order || array.shape_.rank() <= 1) &&
+                            data_offset % element == 0;
+  if (bytes == 0) {
+    array.owner_ = std::make_shared<std::byte>();
+    array.data_ = static_cast<const std::byte*>(array.owner_.get());
+  } else if (void* base = usable_as_is
+                              ? ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, file.fd, 0)
+                              : MAP_FAILED;
+             base != MAP_FAILED) {
+    array.owner_ = std::shared_ptr<const void>(
+        base, [file_size](const void* mapped) { ::munmap(const_cast<void*>(mapped), file_size); });
+    array.data_ = static_cast<const std::byte*>(base) + data_offset;
+    array.mapped_ = true;
+  } else {
+    auto raw = std::make_shared<std::vector<std::byte>>(bytes);
+    detail::read_exactly(path, file.fd, raw->data(), bytes, data_offset);
+    if (big_endian) detail::swap_bytes(raw->data(), array.size(), element);
+    if (header.fortran_order && array.shape_.rank() > 1) {
+      auto c_order = std::make_shared<std::vector<std::byte>>(bytes);
+      detail::fortran_to_c(raw->data(), c_order->data(), array.shape_, element);
+      raw = std::move(c_order);
+    }
+    array.data_ = raw->data();
+    array.owner_ = std::move(raw);
+  }
+  if (array.dtype_ == DType::b1) {
+    for (std::size_t i = 0; i < bytes; ++i)
+      if (std::to_integer<unsigned>(array.data_[i]) > 1)
+        fail(path, data_offset + i, "a b1 (bool) element is neither 0 nor 1");
+  }
+  return array;
+}
+
+/// @brief Writes `shape.elements()` elements at `data` as a `.npy` file NumPy reads: version
+/// 1.0 (2.0 when the header needs more than 65535 bytes), little-endian, C order, the header
+/// padded so that the data starts at a multiple of 64 bytes. Any rank, 0-d included.
+/// @throws Error when the file cannot be written (with the system's reason).
+template <class T>
+void save(const std::string& path, const T* data, const Shape& shape) {
+  std::string dims = "(";
+  for (std::size_t axis = 0; axis < shape.rank(); ++axis)
+    dims += std::to_string(shape[axis]) +
+            (shape.rank() == 1 || axis + 1 < shape.rank() ? "," : "") +
+            (axis + 1 < shape.rank() ? " " : "");
+  dims += ")";
+  const char order = dtype_size(dtype_of<T>()) == 1 ? '|' : '<';
+  std::string header = std::string("{'descr': '") + order + dtype_code(dtype_of<T>()) +
+                       "', 'fortran_order': False, 'shape': " + dims + ", }";
+  const bool version2 = header.size() + 11 > 65535;
+  const std::size_t prefix = version2 ? 12 : 10;
+  const std::size_t padded = (prefix + header.size() + 1 + 63) / 64 * 64;
+  header.append(padded - prefix - header.size() - 1, ' ');
+  header += '\n';
+  std::string head = "\x93NUMPY";
+  head += static_cast<char>(version2 ? 2 : 1);
+  head += '\0';
+  const std::size_t length = header.size();
+  for (std::size_t byte = 0; byte < (version2 ? 4u : 2u); ++byte)
+    head += static_cast<char>((length >> (8 * byte)) & 0xff);
+  head += header;
+
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "wb"),
+                                                       &std::fclose);
+  if (!file) throw Error("resident: cannot write " + path + ": " + detail::errno_text(errno));
+  const std::size_t bytes =
+      resident::detail::checked_mul(shape.elements(), sizeof(T), "npy byte size");
+  if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size() ||
+      (bytes != 0 && std::fwrite(data, 1, bytes, file.get()) != bytes) ||
+      std::fflush(file.get()) != 0)
+    throw Error("resident: writing " + path + " failed: " + detail::errno_text(errno));
+}
+
+/// @brief Writes a tensor as a `.npy` file (see the pointer overload).
+template <class T>
+void save(const std::string& path, HostTensor<T> tensor) {
+  save(path, tensor.data(), tensor.shape());
+}
+
+}  // namespace resident::npy
