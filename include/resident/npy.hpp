@@ -346,20 +346,20 @@ inline Array load(const std::string& path) {
   return array;
 }
 
-/// @brief Writes `shape.elements()` elements at `data` as a `.npy` file NumPy reads: version
-/// 1.0 (2.0 when the header needs more than 65535 bytes), little-endian, C order, the header
-/// padded so that the data starts at a multiple of 64 bytes. Any rank, 0-d included.
+/// @brief Writes `shape.elements()` elements of `dtype` at `data` as a `.npy` file NumPy reads:
+/// version 1.0 (2.0 when the header needs more than 65535 bytes), little-endian, C order, the
+/// header padded so that the data starts at a multiple of 64 bytes. Any rank, 0-d included.
 /// @throws Error when the file cannot be written (with the system's reason).
-template <class T>
-void save(const std::string& path, const T* data, const Shape& shape) {
+inline void save(const std::string& path, DType dtype, const void* data, const Shape& shape) {
   std::string dims = "(";
-  for (std::size_t axis = 0; axis < shape.rank(); ++axis)
-    dims += std::to_string(shape[axis]) +
-            (shape.rank() == 1 || axis + 1 < shape.rank() ? "," : "") +
-            (axis + 1 < shape.rank() ? " " : "");
+  for (std::size_t axis = 0; axis < shape.rank(); ++axis) {
+    dims += std::to_string(shape[axis]);
+    if (shape.rank() == 1 || axis + 1 < shape.rank()) dims += ",";
+    if (axis + 1 < shape.rank()) dims += " ";
+  }
   dims += ")";
-  const char order = dtype_size(dtype_of<T>()) == 1 ? '|' : '<';
-  std::string header = std::string("{'descr': '") + order + dtype_code(dtype_of<T>()) +
+  const char order = dtype_size(dtype) == 1 ? '|' : '<';
+  std::string header = std::string("{'descr': '") + order + dtype_code(dtype) +
                        "', 'fortran_order': False, 'shape': " + dims + ", }";
   const bool version2 = header.size() + 11 > 65535;
   const std::size_t prefix = version2 ? 12 : 10;
@@ -374,15 +374,26 @@ void save(const std::string& path, const T* data, const Shape& shape) {
     head += static_cast<char>((length >> (8 * byte)) & 0xff);
   head += header;
 
+  const std::size_t bytes =
+      resident::detail::checked_mul(shape.elements(), dtype_size(dtype), "npy byte size");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "wb"),
                                                        &std::fclose);
   if (!file) throw Error("resident: cannot write " + path + ": " + detail::errno_text(errno));
-  const std::size_t bytes =
-      resident::detail::checked_mul(shape.elements(), sizeof(T), "npy byte size");
   if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size() ||
       (bytes != 0 && std::fwrite(data, 1, bytes, file.get()) != bytes) ||
       std::fflush(file.get()) != 0)
     throw Error("resident: writing " + path + " failed: " + detail::errno_text(errno));
+}
+
+/// @brief Writes `shape.elements()` elements of type `T` at `data` (see above).
+template <class T>
+void save(const std::string& path, const T* data, const Shape& shape) {
+  save(path, dtype_of<T>(), data, shape);
+}
+
+/// @brief Writes an array read by `load` (in C order, native byte order).
+inline void save(const std::string& path, const Array& array) {
+  save(path, array.dtype(), array.data(), array.shape());
 }
 
 /// @brief Writes a tensor as a `.npy` file (see the pointer overload).
