@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "resident/host_space.hpp"
+#include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
 
 namespace {
@@ -241,6 +243,37 @@ TEST(Npy, RefusesWhatIsNotAReadableFile) {
         << error.what();
   }
   EXPECT_THROW((void)npy::load(::testing::TempDir()), FormatError);  // a directory
+}
+
+TEST(LoadDataset, FromNpyFilesToADataset) {
+  const std::vector<std::uint8_t> pixels{1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<std::int32_t> labels{10, 20, 30, 40};
+  const std::string x = scratch("x.npy"), y = scratch("y.npy");
+  npy::save(x, pixels.data(), Shape{4, 2});
+  npy::save(y, labels.data(), Shape{4});
+  resident::DatasetOptions options;
+  options.batch_size = 2;
+  options.reserve_bytes = 0;
+  const auto space = resident::HostSpace::with_budget(1 << 20);
+  const auto ds =
+      resident::load_dataset<resident::HostSpace, std::uint8_t, std::int32_t>(space, options, x, y);
+  EXPECT_EQ(ds.num_rows(), 4u);
+  const auto [xb, yb] = ds.batch(1);
+  EXPECT_EQ(xb.data()[0], 5);
+  EXPECT_EQ(yb.data()[1], 40);
+
+  // A dtype that is not the field's, or files that disagree on rows: refused before the space
+  // is touched.
+  EXPECT_THROW(
+      (resident::load_dataset<resident::HostSpace, float, std::int32_t>(space, options, x, y)),
+      FormatError);
+  const std::string short_y = scratch("short_y.npy");
+  npy::save(short_y, labels.data(), Shape{3});
+  EXPECT_THROW((resident::load_dataset<resident::HostSpace, std::uint8_t, std::int32_t>(
+                   space, options, x, short_y)),
+               resident::InvalidArgument);
+  EXPECT_EQ(space.used_bytes(), ds.bytes());
+  for (const auto& path : {x, y, short_y}) std::remove(path.c_str());
 }
 
 }  // namespace
