@@ -17,43 +17,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "synthetic.hpp"
+
 namespace {
 
-constexpr std::size_t features_per_row = 64;
-constexpr std::size_t classes = 10;
-
-struct Synthetic {
-  std::vector<float> features;
-  std::vector<std::int32_t> labels;
-};
-
-// A reproducible hash (SplitMix64): the same data on every platform and compiler.
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-float uniform(std::uint64_t key) {  // in [-1, 1)
-  return static_cast<float>(mix(key) >> 40) / static_cast<float>(1 << 23) - 1.0f;
-}
-
-// Class c has its centre at +2.5 on feature c and 0 elsewhere; each sample adds noise.
-Synthetic make_synthetic(std::size_t rows) {
-  Synthetic data;
-  data.features.resize(rows * features_per_row);
-  data.labels.resize(rows);
-  for (std::size_t row = 0; row < rows; ++row) {
-    const auto label = static_cast<std::int32_t>(mix(row) % classes);
-    data.labels[row] = label;
-    for (std::size_t f = 0; f < features_per_row; ++f) {
-      const float centre = f == static_cast<std::size_t>(label) ? 2.5f : 0.0f;
-      data.features[row * features_per_row + f] = centre + uniform(row * features_per_row + f);
-    }
-  }
-  return data;
-}
+using examples::classes;
+using examples::features_per_row;
+using examples::make_synthetic;
+using examples::Synthetic;
 
 struct Centroids {
   std::vector<float> sums = std::vector<float>(classes * features_per_row, 0.0f);
