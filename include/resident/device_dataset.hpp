@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -80,7 +81,7 @@ class DeviceDataset {
     ring_layout_ =
         detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, config_.ring_depth);
     fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
-    storage_ = std::move(storage);
+    storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     stream_ = std::move(stream);
   }
 
@@ -116,7 +117,7 @@ class DeviceDataset {
     std::swap(config_, other.config_);
     std::swap(layout_, other.layout_);
     std::swap(ring_layout_, other.ring_layout_);
-    storage_.swap(other.storage_);
+    std::swap(storage_, other.storage_);
     ring_.swap(other.ring_);
     std::swap(ring_generation_, other.ring_generation_);
     stream_.swap(other.stream_);
@@ -128,7 +129,16 @@ class DeviceDataset {
   [[nodiscard]] Remainder remainder() const noexcept { return config_.remainder; }
   [[nodiscard]] std::size_t num_batches() const noexcept { return layout_.batches; }
   /// @brief Bytes of the one allocation (fields, their `Remainder::pad` rows, alignment).
-  [[nodiscard]] std::size_t bytes() const noexcept { return storage_.bytes(); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return storage_ ? storage_->bytes() : 0; }
+  /// @brief Shares ownership of the dataset's allocation: its memory stays valid while any
+  /// copy of this pointer lives, even after the dataset is destroyed (DLPack exports rely on
+  /// it). Null for an empty or moved-from dataset.
+  /// The pointer is the allocation's first byte.
+  [[nodiscard]] std::shared_ptr<const void> storage_owner() const noexcept {
+    if (!storage_) return nullptr;
+    return std::shared_ptr<const void>(storage_, storage_->data());  // aliasing: shares storage_
+  }
+
   /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
   [[nodiscard]] bool empty() const noexcept { return layout_.rows == 0; }
@@ -241,7 +251,7 @@ class DeviceDataset {
   Config config_;
   detail::DatasetLayout<num_fields> layout_{};
   detail::RingLayout<num_fields> ring_layout_{};
-  detail::Allocation<Space> storage_;
+  std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
   detail::Allocation<Space> ring_;
   std::size_t ring_generation_ = 0;
   detail::OwnedStream<Space> stream_;

@@ -1,0 +1,132 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief Export a field or batch of a dataset as a DLPack tensor (PyTorch, JAX, CuPy, ...),
+/// zero-copy, with shared ownership: the tensor keeps the dataset's memory alive after the
+/// dataset is gone. Needs the DLPack header (Debian's `libdlpack-dev`); empty without it.
+
+#if __has_include(<dlpack/dlpack.h>)
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+
+#include "resident/batch_view.hpp"
+#include "resident/config.hpp"
+#include "resident/cuda_space.hpp"
+#include "resident/device_dataset.hpp"
+#include "resident/error.hpp"
+
+#if RESIDENT_HAS_CUDA
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+/// @brief 1 when the DLPack header has the versioned ABI (DLPack 1.0 and later).
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+#define RESIDENT_DLPACK_VERSIONED 1
+#else
+#define RESIDENT_DLPACK_VERSIONED 0
+#endif
+
+namespace resident {
+
+#if RESIDENT_DLPACK_VERSIONED
+/// @brief What `to_dlpack` returns: `DLManagedTensorVersioned`, flagged read-only.
+using DLPackTensor = DLManagedTensorVersioned;
+#else
+/// @brief What `to_dlpack` returns: `DLManagedTensor` (this DLPack header predates 1.0).
+using DLPackTensor = DLManagedTensor;
+#endif
+
+namespace detail {
+
+template <class T>
+constexpr DLDataType dlpack_dtype() noexcept {
+  using U = std::remove_cv_t<T>;
+  constexpr auto bits = static_cast<std::uint8_t>(sizeof(U) * 8);
+  if constexpr (std::is_same_v<U, bool>) {
+#if defined(DLPACK_VERSION) && DLPACK_VERSION >= 80
+    return {kDLBool, 8, 1};
+#else
+    return {kDLUInt, 8, 1};  // DLPack before 0.8 has no bool code
+#endif
+  }
+#if RESIDENT_HAS_CUDA
+  else if constexpr (std::is_same_v<U, __half>) {
+    return {kDLFloat, 16, 1};
+  } else if constexpr (std::is_same_v<U, __nv_bfloat16>) {
+    return {kDLBfloat, 16, 1};
+  }
+#endif
+  else if constexpr (std::is_floating_point_v<U>) {
+    return {kDLFloat, bits, 1};
+  } else {
+    static_assert(std::is_integral_v<U>, "no DLPack type for this element type");
+    return {std::is_signed_v<U> ? static_cast<std::uint8_t>(kDLInt)
+                                : static_cast<std::uint8_t>(kDLUInt),
+            bits, 1};
+  }
+}
+
+/// Owns what a DLPack tensor points at: the dataset's storage, and the shape array.
+struct DLPackContext {
+  std::shared_ptr<const void> storage;
+  std::int64_t shape[Shape::max_rank] = {};  // NOLINT(modernize-avoid-c-arrays): C ABI
+  DLPackTensor tensor{};
+};
+
+}  // namespace detail
+
+/// @brief `view` (a field or a batch of `dataset`) as a DLPack tensor: device type and id of the
+/// dataset's space, C-contiguous (null strides), `data` the allocation's 256-byte-aligned base
+/// with `byte_offset` to the view. The caller owns the result and calls its `deleter` once;
+/// until then the memory stays valid, even after `dataset` is destroyed.
+/// @throws InvalidArgument when `view` is not inside the dataset's own allocation (views of an
+/// epoch's ring are reused every `ring_depth` batches and cannot be exported).
+template <class Space, class... Ts, class T>
+[[nodiscard]] DLPackTensor* to_dlpack(const DeviceDataset<Space, Ts...>& dataset,
+                                      BatchView<const T> view) {
+  const std::shared_ptr<const void> storage = dataset.storage_owner();
+  const auto* base = static_cast<const std::byte*>(storage.get());
+  const auto* first = reinterpret_cast<const std::byte*>(view.data());
+  RESIDENT_EXPECTS(
+      storage != nullptr && first >= base && first + view.bytes() <= base + dataset.bytes(),
+      "to_dlpack() exports views of the dataset's own allocation (a field or a "
+      "batch); copy gathered epoch batches first, their ring slots are reused");
+  auto context = std::make_unique<detail::DLPackContext>();
+  context->storage = storage;
+  const Shape shape = view.shape();
+  for (std::size_t axis = 0; axis < shape.rank(); ++axis)
+    context->shape[axis] = static_cast<std::int64_t>(shape[axis]);
+  DLTensor& tensor = context->tensor.dl_tensor;
+  tensor.data = const_cast<std::byte*>(base);  // NOLINT: DLPack's field is not const
+  tensor.byte_offset = static_cast<std::uint64_t>(first - base);
+  tensor.ndim = static_cast<std::int32_t>(shape.rank());
+  tensor.shape = context->shape;
+  tensor.strides = nullptr;
+  tensor.dtype = detail::dlpack_dtype<T>();
+#if RESIDENT_HAS_CUDA
+  if constexpr (std::is_base_of_v<CudaSpace, Space>)
+    tensor.device = {kDLCUDA, dataset.space().device_id()};
+  else
+#endif
+    tensor.device = {kDLCPU, 0};
+  context->tensor.manager_ctx = context.get();
+  context->tensor.deleter = [](DLPackTensor* self) {
+    delete static_cast<detail::DLPackContext*>(self->manager_ctx);
+  };
+#if RESIDENT_DLPACK_VERSIONED
+  context->tensor.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  context->tensor.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+#endif
+  return &context.release()->tensor;
+}
+
+}  // namespace resident
+
+#endif  // __has_include(<dlpack/dlpack.h>)
