@@ -3,7 +3,7 @@
 // What a batch costs and what the one upload costs, each next to a baseline measured in the
 // same run: batch(i) against collating the same batch by memcpy, the upload against a plain
 // std::memcpy of the same bytes (into fresh memory, as a naive copy does, and into memory
-// already touched, the DRAM limit) and, on a GPU, against pinned cudaMemcpy.
+// already touched, the DRAM limit). bench_upload has every size, and the GPU upload.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -80,15 +80,6 @@ BENCHMARK(resident::bench::BM_HostUploadVsMemcpy)
     ->Arg(64 << 20)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-
-#if RESIDENT_HAS_CUDA
-BENCHMARK(resident::bench::BM_CudaUploadVsMemcpy)
-    ->Name("BM_CudaUploadVsMemcpy")
-    ->Args({256 << 20, 0})
-    ->ArgNames({"bytes", "pinned_source"})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-#endif
 
 }  // namespace
 

@@ -96,12 +96,18 @@ class BatchView {
   /// @brief Rows `[first, first + count)` of this view (in range, not checked), all real.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView subview(std::size_t first,
                                                                  std::size_t count) const noexcept {
-    return BatchView(row(first), count, row_shape_);
+    BatchView part = *this;  // a copy keeps row_elements_: no recount on the batch(i) path
+    part.data_ = row(first);
+    part.rows_ = count;
+    part.valid_rows_ = count;
+    return part;
   }
   /// @brief The same rows, of which the first `valid` are real.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView with_valid_rows(
       std::size_t valid) const noexcept {
-    return BatchView(data_, rows_, row_shape_, valid);
+    BatchView same = *this;
+    same.valid_rows_ = valid;
+    return same;
   }
 
 #if RESIDENT_DETAIL_HAS_MDSPAN

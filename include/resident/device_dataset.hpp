@@ -63,8 +63,7 @@ class DeviceDataset {
   /// freed at once. On `CudaSpace`, pinned sources are copied directly, pageable ones are
   /// staged through a ring of pinned buffers while host threads fill the next one.
   DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
-      : space_(std::move(space)),
-        config_{options.batch_size, options.remainder, options.ring_depth, 0} {
+      : space_(std::move(space)), config_{options.batch_size, options.remainder, 0} {
     const auto layout = detail::make_layout(options, fields...);
     detail::check_upload_options(options);
     const Plan verdict = detail::plan_layout(space_, options, layout, {sizeof(Ts)...});
@@ -79,7 +78,7 @@ class DeviceDataset {
 
     layout_ = layout;
     ring_layout_ =
-        detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, config_.ring_depth);
+        detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, options.ring_depth);
     fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     stream_ = std::move(stream);
@@ -227,10 +226,7 @@ class DeviceDataset {
   void ensure_ring() {
     if (ring_.data() != nullptr || ring_layout_.total_bytes == 0) return;
     const Capacity capacity = space_.capacity();
-    const std::size_t usable = capacity.free_bytes > config_.reserve_bytes
-                                   ? capacity.free_bytes - config_.reserve_bytes
-                                   : 0;
-    if (ring_layout_.total_bytes > usable)
+    if (ring_layout_.total_bytes > detail::usable_bytes(capacity.free_bytes, config_.reserve_bytes))
       throw CapacityError(space_.name(), ring_layout_.total_bytes, capacity.free_bytes,
                           capacity.total_bytes, config_.reserve_bytes);
     ring_ = detail::Allocation<Space>(space_, ring_layout_.total_bytes);
@@ -243,7 +239,6 @@ class DeviceDataset {
   struct Config {
     std::size_t batch_size;
     Remainder remainder;
-    std::size_t ring_depth;
     std::size_t reserve_bytes;
   };
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "resident/detail/format_bytes.hpp"
+#include "resident/space_traits.hpp"
 
 namespace resident {
 
@@ -59,7 +60,7 @@ class CapacityError : public Error {
                              std::size_t free_bytes, std::size_t total_bytes,
                              std::size_t reserve_bytes) {
     using detail::format_bytes;
-    const std::size_t usable = free_bytes > reserve_bytes ? free_bytes - reserve_bytes : 0;
+    const std::size_t usable = detail::usable_bytes(free_bytes, reserve_bytes);
     return "resident: dataset needs " + format_bytes(needed_bytes) + " on " + space_name +
            " but only " + format_bytes(usable) + " of " + format_bytes(total_bytes) +
            " is free after a " + format_bytes(reserve_bytes) +

@@ -65,8 +65,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   plan.num_rows = layout.rows;
   plan.num_batches = layout.batches;
   plan.ring_bytes = ring_bytes;
-  const std::size_t usable =
-      plan.free_bytes > plan.reserve_bytes ? plan.free_bytes - plan.reserve_bytes : 0;
+  const std::size_t usable = usable_bytes(plan.free_bytes, plan.reserve_bytes);
   plan.fits = plan.needed_bytes <= usable;
   plan.fits_with_ring = plan.fits && plan.ring_bytes <= usable - plan.needed_bytes;
   plan.reason = plan.fits

@@ -30,6 +30,16 @@ struct Capacity {
   std::size_t total_bytes = 0;  ///< Bytes the space holds in all.
 };
 
+namespace detail {
+
+/// @brief Bytes left for a dataset once `reserve` is set aside from `free` (0 when the reserve
+/// is larger): the one figure every capacity check compares against.
+constexpr std::size_t usable_bytes(std::size_t free, std::size_t reserve) noexcept {
+  return free > reserve ? free - reserve : 0;
+}
+
+}  // namespace detail
+
 /// @brief Alignment of every field's base inside a dataset allocation, in bytes: enough for
 /// vectorised loads, cp.async and TMA, and the granule `cudaMalloc` itself guarantees.
 inline constexpr std::size_t field_alignment = 256;

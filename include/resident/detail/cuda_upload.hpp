@@ -93,18 +93,18 @@ class CudaStagingRing {
 inline void direct_upload(std::byte* destination, const UploadPlan& plan,
                           const DatasetOptions& options, cudaStream_t stream,
                           const ProgressReporter& progress) {
-  for (std::size_t first = 0; first < plan.total_bytes;) {
-    const std::size_t last = first + std::min(options.chunk_bytes, plan.total_bytes - first);
-    plan.for_each_part(first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
-      if (source != nullptr)
-        RESIDENT_CUDA_TRY(
-            cudaMemcpyAsync(destination + at, source, n, cudaMemcpyHostToDevice, stream));
-      else
-        RESIDENT_CUDA_TRY(cudaMemsetAsync(destination + at, 0, n, stream));
-    });
-    if (last < plan.total_bytes) progress.report(last);
-    first = last;
-  }
+  for_each_chunk(plan.total_bytes, options.chunk_bytes,
+                 [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
+                   plan.for_each_part(
+                       first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
+                         if (source != nullptr)
+                           RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination + at, source, n,
+                                                             cudaMemcpyHostToDevice, stream));
+                         else
+                           RESIDENT_CUDA_TRY(cudaMemsetAsync(destination + at, 0, n, stream));
+                       });
+                   if (last < plan.total_bytes) progress.report(last);
+                 });
   RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 

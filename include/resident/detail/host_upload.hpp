@@ -28,12 +28,11 @@ void upload(const Space& space, std::byte* destination, const UploadPlan& plan,
       space.copy_from_host(destination + at, source != nullptr ? source : zeros, n, stream);
     });
   };
-  for (std::size_t first = 0; first < plan.total_bytes;) {
-    const std::size_t last = first + std::min(options.chunk_bytes, plan.total_bytes - first);
-    workers.for_each_slice(first, last, copy_slice);
-    if (last < plan.total_bytes) progress.report(last);
-    first = last;
-  }
+  for_each_chunk(plan.total_bytes, options.chunk_bytes,
+                 [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
+                   workers.for_each_slice(first, last, copy_slice);
+                   if (last < plan.total_bytes) progress.report(last);
+                 });
   space.synchronize(stream);
   progress.report(plan.total_bytes);
 }

@@ -26,23 +26,22 @@ template <class Transport>
 void staged_upload(Transport& transport, std::byte* destination, const UploadPlan& plan,
                    std::size_t chunk, unsigned threads, const ProgressReporter& progress) {
   CopyWorkers workers(threads);
-  for (std::size_t first = 0, index = 0; first < plan.total_bytes; ++index) {
-    const std::size_t last = first + std::min(chunk, plan.total_bytes - first);
-    const std::size_t slot = index % transport.ring_size();
-    if (index >= transport.ring_size()) transport.wait_until_free(slot);
-    std::byte* staging = transport.buffer(slot);  // holds allocation bytes [first, last)
-    workers.for_each_slice(first, last, [&](std::size_t from, std::size_t to) {
-      plan.for_each_part(from, to, [&](std::size_t at, const std::byte* source, std::size_t n) {
-        if (source != nullptr)
-          std::memcpy(staging + (at - first), source, n);
-        else
-          std::memset(staging + (at - first), 0, n);
+  for_each_chunk(
+      plan.total_bytes, chunk, [&](std::size_t first, std::size_t last, std::size_t index) {
+        const std::size_t slot = index % transport.ring_size();
+        if (index >= transport.ring_size()) transport.wait_until_free(slot);
+        std::byte* staging = transport.buffer(slot);  // holds allocation bytes [first, last)
+        workers.for_each_slice(first, last, [&](std::size_t from, std::size_t to) {
+          plan.for_each_part(from, to, [&](std::size_t at, const std::byte* source, std::size_t n) {
+            if (source != nullptr)
+              std::memcpy(staging + (at - first), source, n);
+            else
+              std::memset(staging + (at - first), 0, n);
+          });
+        });
+        transport.transfer(slot, destination + first, last - first);
+        if (last < plan.total_bytes) progress.report(last);
       });
-    });
-    transport.transfer(slot, destination + first, last - first);
-    if (last < plan.total_bytes) progress.report(last);
-    first = last;
-  }
   transport.finish();
 }
 

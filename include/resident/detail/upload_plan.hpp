@@ -77,6 +77,17 @@ UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
   return plan;
 }
 
+/// @brief Calls `chunk_of(first, last, index)` for consecutive chunks of at most `chunk` bytes
+/// covering `[0, total)` (never overflowing, whatever `chunk` is).
+template <class ChunkOf>
+void for_each_chunk(std::size_t total, std::size_t chunk, ChunkOf&& chunk_of) {
+  for (std::size_t first = 0, index = 0; first < total; ++index) {
+    const std::size_t last = first + std::min(chunk, total - first);
+    chunk_of(first, last, index);
+    first = last;
+  }
+}
+
 /// @brief Checks the upload options that can never work.
 inline void check_upload_options(const DatasetOptions& options) {
   RESIDENT_EXPECTS(options.chunk_bytes > 0,
