@@ -62,8 +62,9 @@ class BatchView {
 
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t rows() const noexcept { return rows_; }
-  /// @brief Rows that hold real data: `rows()`, except in the last batch under
-  /// `Remainder::pad`, whose rows past `valid_rows()` are padding for a loss to mask.
+  /// @brief Rows that hold real data: `rows()`, except in a last batch that is padded (under
+  /// `Remainder::pad`, or on a rank whose share is a row short of the others'), whose rows
+  /// past `valid_rows()` are padding for a loss to mask.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t valid_rows() const noexcept {
     return valid_rows_;
   }

@@ -18,6 +18,7 @@
 
 #include "resident/detail/cuda_try.hpp"
 #include "resident/error.hpp"
+#include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {
@@ -67,6 +68,15 @@ class CudaSpace {
 
   /// @brief Device `device_id` (default 0); nothing is checked until the space is used.
   constexpr explicit CudaSpace(int device_id = 0) noexcept : device_id_(device_id) {}
+
+  /// @brief The device of a rank: `shard.local_rank` (so each rank on a node takes its own
+  /// GPU), or device 0 where the process sees a single device (launchers that set
+  /// `CUDA_VISIBLE_DEVICES` per rank).
+  /// @throws InvalidArgument when the local rank is not below the devices visible (more
+  /// ranks per node than GPUs).
+  [[nodiscard]] static CudaSpace for_shard(const Shard& shard = shard_from_env()) {
+    return CudaSpace(detail::device_for_local_rank(shard.local_rank, device_count()));
+  }
 
   [[nodiscard]] constexpr int device_id() const noexcept { return device_id_; }
   [[nodiscard]] std::string name() const { return "cuda:" + std::to_string(device_id_); }

@@ -4,12 +4,13 @@
 
 /// @file
 /// @brief `DatasetOptions` and `Remainder`: how a dataset is cut into batches, how much memory
-/// it must leave free, and how its upload runs.
+/// it must leave free, how its upload runs, and which rank's share it holds.
 
 #include <cstddef>
 #include <optional>
 
 #include "resident/progress.hpp"
+#include "resident/shard.hpp"
 
 /// The CUDA runtime's stream type is `CUstream_st*` (`cudaStream_t`); declaring the struct
 /// lets the options name a stream without including CUDA headers (as PyTorch's c10 does).
@@ -71,6 +72,14 @@ struct DatasetOptions {
   std::size_t ring_depth = 2;
   /// @brief Called once per chunk with the upload's progress; return `false` to cancel.
   ProgressCallback on_progress{};
+  /// @brief This process's rank in a data-parallel job (e.g. `shard_from_env()`); the default
+  /// is the single rank. Every rank of the job gets the same number of batches per epoch, of
+  /// the same sizes, for every row count, batch size and remainder policy.
+  Shard shard{};
+  /// @brief How the rows are divided among the ranks of `shard`: each rank stores its part
+  /// (`partitioned`, the default), or all rows and serves its share of each epoch
+  /// (`replicated`). Irrelevant for a single rank.
+  Sharding sharding = Sharding::partitioned;
 };
 
 }  // namespace resident

@@ -17,7 +17,6 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/batching.hpp"
 #include "resident/detail/cuda_upload.hpp"
 #include "resident/detail/host_upload.hpp"
 #include "resident/detail/layout.hpp"
@@ -63,7 +62,8 @@ class DeviceDataset {
   /// freed at once. On `CudaSpace`, pinned sources are copied directly, pageable ones are
   /// staged through a ring of pinned buffers while host threads fill the next one.
   DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
-      : space_(std::move(space)), config_{options.batch_size, options.remainder, 0} {
+      : space_(std::move(space)),
+        config_{options.batch_size, options.remainder, 0, options.shard, options.sharding} {
     const auto layout = detail::make_layout(options, fields...);
     detail::check_upload_options(options);
     const Plan verdict = detail::plan_layout(space_, options, layout, {sizeof(Ts)...});
@@ -123,10 +123,19 @@ class DeviceDataset {
     std::swap(fields_, other.fields_);
   }
 
-  [[nodiscard]] std::size_t num_rows() const noexcept { return layout_.rows; }
+  /// @brief Rows stored (before padding): every row, or this rank's part when partitioned.
+  [[nodiscard]] std::size_t num_rows() const noexcept { return layout_.geometry.order_rows; }
+  /// @brief Row of the caller's data that stored row 0 is: the part's first row when
+  /// partitioned, else 0. Row ids (`batch_indices()`) count stored rows; add this for global ids.
+  [[nodiscard]] std::size_t first_row() const noexcept { return layout_.geometry.source_first; }
   [[nodiscard]] std::size_t batch_size() const noexcept { return config_.batch_size; }
   [[nodiscard]] Remainder remainder() const noexcept { return config_.remainder; }
-  [[nodiscard]] std::size_t num_batches() const noexcept { return layout_.batches; }
+  /// @brief Batches per epoch: the same on every rank of the job.
+  [[nodiscard]] std::size_t num_batches() const noexcept { return layout_.geometry.batches; }
+  /// @brief The rank this dataset serves (`DatasetOptions::shard`).
+  [[nodiscard]] const Shard& shard() const noexcept { return config_.shard; }
+  /// @brief How the rows are divided among the ranks (`DatasetOptions::sharding`).
+  [[nodiscard]] Sharding sharding() const noexcept { return config_.sharding; }
   /// @brief Bytes of the one allocation (fields, their `Remainder::pad` rows, alignment).
   [[nodiscard]] std::size_t bytes() const noexcept { return storage_ ? storage_->bytes() : 0; }
   /// @brief Shares ownership of the dataset's allocation: its memory stays valid while any
@@ -140,7 +149,9 @@ class DeviceDataset {
 
   /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
-  [[nodiscard]] bool empty() const noexcept { return layout_.rows == 0; }
+  /// @brief No rows stored. A rank of a job with fewer rows than ranks may be empty and still
+  /// serve a batch of padding, so that it takes part in every step.
+  [[nodiscard]] bool empty() const noexcept { return num_rows() == 0; }
   [[nodiscard]] const Space& space() const noexcept { return space_; }
   /// @brief The stream the dataset's device work is ordered on: the one
   /// `DatasetOptions::stream` named (borrowed), or a non-blocking stream the dataset owns.
@@ -150,20 +161,14 @@ class DeviceDataset {
   [[nodiscard]] stream_type stream() const noexcept { return stream_.get(); }
 
   /// @brief Batch `index` of every field: pointer offsets into the allocation, no copy.
-  /// Rows `[index * batch_size(), ...)`; the last batch is short under `Remainder::partial`,
-  /// and full under `Remainder::pad`, with `valid_rows()` real rows followed by the dataset's
-  /// first rows.
+  /// Single rank: rows `[index * batch_size(), ...)`; the last batch is short under
+  /// `Remainder::partial`, and full under `Remainder::pad`, with `valid_rows()` real rows
+  /// followed by the dataset's first rows. Sharded: this rank's batch `index` of an unshuffled
+  /// epoch (see `Sharding`), padded where the rank's share is a row short.
   /// @throws std::out_of_range when `index >= num_batches()`.
   [[nodiscard]] batch_type batch(std::size_t index) const {
-    if (index >= layout_.batches) throw_batch_out_of_range(index);
-    const std::size_t first = index * config_.batch_size;
-    const std::size_t valid = detail::rows_in_batch(index, layout_.rows, config_.batch_size);
-    const std::size_t rows = config_.remainder == Remainder::pad ? config_.batch_size : valid;
-    return std::apply(
-        [first, rows, valid](const auto&... field) {
-          return batch_type(field.subview(first, rows).with_valid_rows(valid)...);
-        },
-        fields_);
+    if (index >= num_batches()) throw_batch_out_of_range(index);
+    return batch_at(layout_.geometry.slice(index, layout_.geometry.lane));
   }
 
   /// @brief One epoch: the batches in the order `options` gives (see `Epoch` for the cost of
@@ -183,7 +188,8 @@ class DeviceDataset {
     return Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels>(*this, options, conversion);
   }
 
-  /// @brief The whole of field `Field` (all rows, including any dropped remainder).
+  /// @brief The whole of field `Field`: every stored row (this rank's part when partitioned),
+  /// including any dropped remainder, without the padding rows.
   template <std::size_t Field>
   [[nodiscard]] std::tuple_element_t<Field, batch_type> field() const noexcept {
     static_assert(Field < num_fields, "field index past the dataset's fields");
@@ -207,16 +213,25 @@ class DeviceDataset {
                           const HostTensor<const Ts>&... fields) {
     return batch_type(BatchView<const Ts>(
         reinterpret_cast<const Ts*>(storage.data() + layout.offsets[Index]),  // NOLINT
-        fields.rows(), fields.row_shape())...);
+        layout.geometry.order_rows, fields.row_shape())...);
+  }
+
+  // The zero-copy views of a slice of the stored rows (padding rows included).
+  [[nodiscard]] batch_type batch_at(const detail::BatchSlice& slice) const {
+    return std::apply(
+        [&slice](const auto&... field) {
+          return batch_type(field.subview(slice.first, slice.rows).with_valid_rows(slice.valid)...);
+        },
+        fields_);
   }
 
   [[noreturn]] void throw_batch_out_of_range(std::size_t index) const {
     throw std::out_of_range("resident: batch index " + std::to_string(index) +
-                            " is out of range; the dataset has " + std::to_string(layout_.batches) +
-                            " batches (" + std::to_string(layout_.rows) + " rows, batch size " +
+                            " is out of range; the dataset has " + std::to_string(num_batches()) +
+                            " batches (" + std::to_string(num_rows()) + " rows, batch size " +
                             std::to_string(config_.batch_size) + ", remainder " +
                             remainder_name(config_.remainder) + "); use an index below " +
-                            std::to_string(layout_.batches));
+                            std::to_string(num_batches()));
   }
 
   template <class, class, bool>
@@ -234,12 +249,15 @@ class DeviceDataset {
   [[nodiscard]] const detail::RingLayout<num_fields>& ring_layout() const noexcept {
     return ring_layout_;
   }
+  [[nodiscard]] const detail::ShardGeometry& geometry() const noexcept { return layout_.geometry; }
 
   // What moves with the data but is not emptied by a move.
   struct Config {
     std::size_t batch_size;
     Remainder remainder;
     std::size_t reserve_bytes;
+    Shard shard;
+    Sharding sharding;
   };
 
   Space space_;

@@ -20,10 +20,10 @@
 #include "resident/batch_view.hpp"
 #include "resident/convert.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/batching.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/row_order.hpp"
+#include "resident/detail/shard_geometry.hpp"
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
@@ -129,12 +129,21 @@ class Epoch {
 
   /// @brief Use `DeviceDataset::epoch`.
   Epoch(Dataset& dataset, EpochOptions options, Conversion conversion)
-      : dataset_(&dataset), options_(options), conversion_(conversion) {
-    const std::uint64_t batches = dataset.num_batches();
-    if (options.shuffle == Shuffle::batches)
-      batch_order_ = Permutation(batches, options.seed, options.epoch);
+      : dataset_(&dataset),
+        options_(options),
+        conversion_(conversion),
+        lane_(dataset.geometry().lane) {
+    const detail::ShardGeometry& geometry = dataset.geometry();
+    if (options.shuffle == Shuffle::batches) {
+      batch_order_ = Permutation(geometry.batches, options.seed, options.epoch);
+      // Replicated ranks also trade lanes each epoch, so that no rank keeps the same rows.
+      if (geometry.lanes > 1)
+        lane_ = static_cast<std::size_t>(
+            Permutation(geometry.lanes, detail::mix64(options.seed) ^ lane_key, options.epoch)(
+                geometry.lane));
+    }
     if (options.shuffle == Shuffle::samples)
-      sample_order_ = Permutation(dataset.num_rows(), options.seed, options.epoch);
+      sample_order_ = Permutation(geometry.order_rows, options.seed, options.epoch);
     if (gathers()) claim_ring();
   }
 
@@ -153,7 +162,7 @@ class Epoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!has_conversion) {
-      if (!gathers()) return dataset_->batch(stored_batch(k));
+      if (!gathers()) return dataset_->batch_at(slice_of(k));
     }
     return views(materialize(k, true), k, std::make_index_sequence<fields>{});
   }
@@ -205,6 +214,7 @@ class Epoch {
 
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
+  static constexpr std::uint64_t lane_key = 0x6c616e6573ULL;  // "lanes": its own key stream
 
   void check_index(std::size_t k) const {
     if (k >= size())
@@ -217,15 +227,16 @@ class Epoch {
   [[nodiscard]] std::size_t stored_batch(std::size_t k) const noexcept {
     return batch_order_.size() != 0 ? static_cast<std::size_t>(batch_order_(k)) : k;
   }
+  // Where epoch batch k lies in the order: its positions and how many are real.
+  [[nodiscard]] detail::BatchSlice slice_of(std::size_t k) const noexcept {
+    return dataset_->geometry().slice(stored_batch(k), lane_);
+  }
   [[nodiscard]] std::size_t valid_rows_of(std::size_t k) const noexcept {
-    return detail::rows_in_batch(stored_batch(k), dataset_->num_rows(), dataset_->batch_size());
+    return slice_of(k).valid;
   }
-  [[nodiscard]] std::size_t rows_of(std::size_t k) const noexcept {
-    return dataset_->remainder() == Remainder::pad ? dataset_->batch_size() : valid_rows_of(k);
-  }
+  [[nodiscard]] std::size_t rows_of(std::size_t k) const noexcept { return slice_of(k).rows; }
   [[nodiscard]] detail::RowOrder order_of(std::size_t k) const noexcept {
-    return {sample_order_, dataset_->num_rows(),
-            static_cast<std::uint64_t>(stored_batch(k)) * dataset_->batch_size()};
+    return {sample_order_, dataset_->geometry().order_rows, slice_of(k).first};
   }
 
   void claim_ring() {
@@ -328,6 +339,7 @@ class Epoch {
   EpochOptions options_;
   Conversion conversion_;
   NoConversion no_conversion_{};
+  std::size_t lane_;  // this epoch's share of each round of the order (replicated)
   Permutation batch_order_;
   Permutation sample_order_;
   std::size_t generation_ = 0;

@@ -27,14 +27,21 @@ struct Plan {
   std::size_t free_bytes = 0;     ///< Bytes the space reported free.
   std::size_t total_bytes = 0;    ///< Bytes the space holds in all.
   std::size_t reserve_bytes = 0;  ///< Bytes to be left free (option or the space's default).
-  std::size_t num_rows = 0;       ///< Rows of every field.
+  std::size_t num_rows = 0;       ///< Rows stored (this rank's part when partitioned).
   std::size_t num_batches = 0;    ///< Batches served under the options.
   bool fits = false;              ///< `needed_bytes <= free_bytes - reserve_bytes`.
   /// @brief Bytes a gathering epoch (`Shuffle::samples`, a conversion, `batch_indices()`)
   /// allocates besides, at its start: `ring_depth` batches of every field plus row ids.
   std::size_t ring_bytes = 0;
   bool fits_with_ring = false;  ///< `needed_bytes + ring_bytes <= free_bytes - reserve_bytes`.
-  std::string reason{};         ///< One line a person can read.
+  Shard shard{};                ///< The rank planned for (`DatasetOptions::shard`).
+  Sharding sharding = Sharding::partitioned;  ///< The division planned for.
+  /// @brief Bytes of the largest rank's allocation were the rows partitioned (about
+  /// `1 / world_size` of the data), whichever mode is planned; `needed_bytes` is this
+  /// rank's under the planned mode.
+  std::size_t partitioned_rank_bytes = 0;
+  std::size_t replicated_rank_bytes = 0;  ///< Bytes of every rank's allocation, replicated.
+  std::string reason{};                   ///< One line a person can read.
 
   /// @brief The `CapacityError` that refusing this plan throws.
   [[nodiscard]] CapacityError refusal() const {
@@ -62,14 +69,30 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   plan.free_bytes = capacity.free_bytes;
   plan.total_bytes = capacity.total_bytes;
   plan.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
-  plan.num_rows = layout.rows;
-  plan.num_batches = layout.batches;
+  plan.num_rows = layout.geometry.order_rows;
+  plan.num_batches = layout.geometry.batches;
   plan.ring_bytes = ring_bytes;
+  plan.shard = options.shard;
+  plan.sharding = options.sharding;
+  DatasetOptions other = options;
+  other.shard.rank = 0;  // rank 0 holds the longest part
+  other.sharding = Sharding::partitioned;
+  plan.partitioned_rank_bytes =
+      place_fields(layout, make_geometry(layout.source_rows, other)).total_bytes;
+  other.sharding = Sharding::replicated;
+  plan.replicated_rank_bytes =
+      place_fields(layout, make_geometry(layout.source_rows, other)).total_bytes;
   const std::size_t usable = usable_bytes(plan.free_bytes, plan.reserve_bytes);
   plan.fits = plan.needed_bytes <= usable;
   plan.fits_with_ring = plan.fits && plan.ring_bytes <= usable - plan.needed_bytes;
+  const std::string who = options.shard.world_size == 1
+                              ? std::string()
+                              : " for rank " + std::to_string(options.shard.rank) + " of " +
+                                    std::to_string(options.shard.world_size) + " (" +
+                                    sharding_name(options.sharding) + ")";
   plan.reason = plan.fits
-                    ? "resident: dataset fits: needs " + format_bytes(plan.needed_bytes) + " on " +
+                    ? "resident: dataset fits" + who + ": needs " +
+                          format_bytes(plan.needed_bytes) + " on " +
                           plan.space_name + ", " + format_bytes(usable) + " of " +
                           format_bytes(plan.total_bytes) + " is free after a " +
                           format_bytes(plan.reserve_bytes) + " reserve; preload it"

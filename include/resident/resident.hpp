@@ -20,6 +20,7 @@
 #include "resident/plan.hpp"
 #include "resident/progress.hpp"
 #include "resident/shape.hpp"
+#include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
 #include "resident/units.hpp"
 #include "resident/version.hpp"

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "resident/dataset_options.hpp"
-#include "resident/detail/batching.hpp"
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/expects.hpp"
+#include "resident/detail/shard_geometry.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/space_traits.hpp"
 
@@ -19,9 +19,8 @@ namespace resident::detail {
 /// Where each field lives inside a dataset's one allocation.
 template <std::size_t Fields>
 struct DatasetLayout {
-  std::size_t rows = 0;                       ///< Rows shared by every field.
-  std::size_t stored_rows = 0;                ///< `rows` plus the padding rows of `Remainder::pad`.
-  std::size_t batches = 0;                    ///< Batches served under the options.
+  std::size_t source_rows = 0;  ///< Rows of the caller's fields (all ranks' rows).
+  ShardGeometry geometry{};     ///< Which of them are stored, and how epochs are cut.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field, 256-aligned.
   std::array<std::size_t, Fields> bytes{};    ///< Stored bytes of each field.
   std::array<std::size_t, Fields> row_bytes{};     ///< Bytes of one row of each field.
@@ -29,39 +28,42 @@ struct DatasetLayout {
   std::size_t total_bytes = 0;                     ///< Bytes the allocation needs.
 };
 
-/// @brief Lays the fields out back to back, each base rounded up to `field_alignment`, after
-/// checking that they agree on the row count; under `Remainder::pad` each field is followed
-/// by its padding rows. All arithmetic is overflow-checked.
+/// @brief `layout` with the stored rows of `geometry`: the fields back to back, each base
+/// rounded up to `field_alignment` and followed by the padding rows its batches need.
+/// Overflow-checked.
+template <std::size_t Fields>
+DatasetLayout<Fields> place_fields(DatasetLayout<Fields> layout, const ShardGeometry& geometry) {
+  layout.geometry = geometry;
+  std::size_t end = 0;
+  for (std::size_t field = 0; field < Fields; ++field) {
+    layout.offsets[field] = checked_align_up(end, field_alignment, "dataset byte size");
+    layout.bytes[field] =
+        checked_mul(geometry.stored_rows, layout.row_bytes[field], "dataset byte size");
+    end = checked_add(layout.offsets[field], layout.bytes[field], "dataset byte size");
+  }
+  layout.total_bytes = end;
+  return layout;
+}
+
+/// @brief The layout of the rows `options` stores (this rank's part, or every row when
+/// replicated), after checking that the fields agree on the row count.
 template <class... Ts>
 DatasetLayout<sizeof...(Ts)> make_layout(const DatasetOptions& options,
                                          const HostTensor<const Ts>&... fields) {
   static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
-  RESIDENT_EXPECTS(options.batch_size > 0,
-                   "DatasetOptions::batch_size is 0; set it to the rows per batch (e.g. 256)");
   DatasetLayout<sizeof...(Ts)> layout;
   layout.row_bytes = {fields.row_bytes()...};
   layout.row_elements = {fields.row_elements()...};
   const std::array<std::size_t, sizeof...(Ts)> rows{fields.rows()...};
   const std::array<Shape, sizeof...(Ts)> shapes{fields.shape()...};
-  layout.rows = rows[0];
-  layout.batches = count_batches(layout.rows, options.batch_size, options.remainder);
-  layout.stored_rows = options.remainder == Remainder::pad
-                           ? checked_mul(layout.batches, options.batch_size, "padded row count")
-                           : layout.rows;
-  std::size_t end = 0;
-  for (std::size_t field = 0; field < sizeof...(Ts); ++field) {
-    RESIDENT_EXPECTS(rows[field] == layout.rows,
+  layout.source_rows = rows[0];
+  for (std::size_t field = 1; field < sizeof...(Ts); ++field)
+    RESIDENT_EXPECTS(rows[field] == layout.source_rows,
                      "field " + std::to_string(field) + " has " + std::to_string(rows[field]) +
                          " rows (shape " + shapes[field].to_string() + ") but field 0 has " +
-                         std::to_string(layout.rows) + " (shape " + shapes[0].to_string() +
+                         std::to_string(layout.source_rows) + " (shape " + shapes[0].to_string() +
                          "); every field needs one row per sample");
-    layout.offsets[field] = checked_align_up(end, field_alignment, "dataset byte size");
-    layout.bytes[field] =
-        checked_mul(layout.stored_rows, layout.row_bytes[field], "dataset byte size");
-    end = checked_add(layout.offsets[field], layout.bytes[field], "dataset byte size");
-  }
-  layout.total_bytes = end;
-  return layout;
+  return place_fields(layout, make_geometry(layout.source_rows, options));
 }
 
 /// Where each field's batch and the row ids live in one slot of a gathering epoch's ring.

@@ -12,7 +12,9 @@ namespace resident::detail {
 
 /// @brief Which stored row lands at each position of one batch: positions `first + r` of the
 /// epoch's order, wrapped to the order's start past the last row (the padding of
-/// `Remainder::pad`), then through the sample permutation when there is one. Host and device.
+/// `Remainder::pad`), then through the sample permutation when there is one. An order of no
+/// rows (a rank that owns none) maps each position to the stored padding row of that index.
+/// Host and device.
 struct RowOrder {
   Permutation samples;      ///< Empty: positions are rows.
   std::uint64_t rows = 0;   ///< Rows of the dataset.
@@ -20,7 +22,7 @@ struct RowOrder {
 
   [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t r) const noexcept {
     std::uint64_t position = first + r;
-    if (position >= rows) position = (position - rows) % rows;
+    if (position >= rows && rows != 0) position = (position - rows) % rows;
     return samples.size() != 0 ? samples(position) : position;
   }
 };

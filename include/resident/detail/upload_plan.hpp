@@ -53,22 +53,27 @@ struct UploadPlan {
   }
 };
 
-/// @brief The upload plan of a dataset's fields laid out by `layout`: each source once, then,
-/// under `Remainder::pad`, the source's first rows again (cyclically, for a batch larger than
-/// the data) as the padding rows behind it.
+/// @brief The upload plan of a dataset's fields laid out by `layout`: each field's stored
+/// rows once (this rank's part, or every row), then the padding rows behind them: the stored
+/// rows again from their start, cyclically (for a batch larger than the data), or the
+/// caller's first rows for a rank that owns none.
 template <std::size_t Fields>
 UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
                             const std::array<const void*, Fields>& sources) {
+  const ShardGeometry& geometry = layout.geometry;
+  const std::size_t cycle_rows =
+      geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
   UploadPlan plan;
   plan.total_bytes = layout.total_bytes;
   for (std::size_t field = 0; field < Fields; ++field) {
-    const auto* source = static_cast<const std::byte*>(sources[field]);
     const std::size_t row_bytes = layout.row_bytes[field];
+    const auto* source = static_cast<const std::byte*>(sources[field]) +
+                         (geometry.pad_from_source_start ? 0 : geometry.source_first * row_bytes);
     std::size_t at = layout.offsets[field];
-    plan.pieces.push_back({at, layout.rows * row_bytes, source});
-    at += layout.rows * row_bytes;
-    for (std::size_t left = layout.stored_rows - layout.rows; left > 0;) {
-      const std::size_t rows = std::min(left, layout.rows);
+    plan.pieces.push_back({at, geometry.order_rows * row_bytes, source});
+    at += geometry.order_rows * row_bytes;
+    for (std::size_t left = geometry.stored_rows - geometry.order_rows; left > 0;) {
+      const std::size_t rows = std::min(left, cycle_rows);
       plan.pieces.push_back({at, rows * row_bytes, source});
       at += rows * row_bytes;
       left -= rows;

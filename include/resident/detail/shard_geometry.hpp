@@ -1,0 +1,120 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "resident/dataset_options.hpp"
+#include "resident/detail/checked_math.hpp"
+#include "resident/detail/expects.hpp"
+#include "resident/shard.hpp"
+
+namespace resident::detail {
+
+/// Rows `[first, first + rows)` of something divided into parts.
+struct RowRange {
+  std::size_t first = 0;
+  std::size_t rows = 0;
+};
+
+/// Part `index` of `rows` rows cut into `parts` contiguous parts that differ by at most one
+/// row, the longer ones first.
+constexpr RowRange balanced_part(std::size_t rows, std::size_t parts, std::size_t index) noexcept {
+  const std::size_t base = rows / parts;
+  const std::size_t longer = rows % parts;
+  return {index * base + std::min(index, longer), base + (index < longer ? 1 : 0)};
+}
+
+/// One batch of a rank: epoch positions `[first, first + rows)` of the order it is cut from
+/// (past the order's end, positions wrap to its start: the padding), of which the first
+/// `valid` are the rank's own rows.
+struct BatchSlice {
+  std::size_t first = 0;
+  std::size_t rows = 0;
+  std::size_t valid = 0;
+};
+
+/// @brief How one rank's epochs are cut from the rows its dataset stores. The batch count and
+/// the rows of every batch are the same on every rank (so collectives never wait on a rank
+/// that ran out); only which positions are real differs.
+///
+/// Every rank serves `batches` batches of `batch_size` rows, but for the last one, which has
+/// `tail_rows`: under `drop` `floor(n / (world * b))` full batches, under `partial` and `pad`
+/// `ceil(n / (world * b))`, the last holding `ceil(n / world) - (batches - 1) * b` rows
+/// (`partial`) or `b` (`pad`). The order the batches are cut from runs over `order_rows`
+/// rows: the rank's part (partitioned, one lane) or all `n` rows dealt out to `lanes` ranks
+/// batch by batch (replicated). With one rank this is the plain dataset's batching.
+struct ShardGeometry {
+  std::size_t order_rows = 0;    ///< Rows of the epoch order (stored rows before padding).
+  std::size_t source_first = 0;  ///< First row of the caller's data that is stored.
+  std::size_t stored_rows = 0;   ///< Rows stored: `order_rows` and the padding rows after them.
+  std::size_t batch_size = 1;    ///< Rows of every batch but the last.
+  std::size_t batches = 0;       ///< Batches per epoch, on every rank.
+  std::size_t tail_rows = 0;     ///< Rows of the last batch.
+  std::size_t lanes = 1;         ///< Ranks that share the order (replicated: the world size).
+  std::size_t lane = 0;          ///< This rank's lane.
+  bool pad_from_source_start = false;  ///< No own rows: padding repeats the caller's first rows.
+
+  /// Rows of batch `j`.
+  [[nodiscard]] constexpr std::size_t rows_of(std::size_t j) const noexcept {
+    return j + 1 == batches ? tail_rows : batch_size;
+  }
+
+  /// @brief Batch `j` (< `batches`) of lane `lane_index`. Every round but a short last one
+  /// gives each lane `batch_size` consecutive positions; a short last round (the `partial` or
+  /// `pad` tail) is split among the lanes as evenly as rows allow.
+  [[nodiscard]] constexpr BatchSlice slice(std::size_t j, std::size_t lane_index) const noexcept {
+    const std::size_t round_rows = lanes * batch_size;
+    const std::size_t round_first = j * round_rows;
+    const std::size_t left = order_rows > round_first ? order_rows - round_first : 0;
+    if (left >= round_rows)
+      return {round_first + lane_index * batch_size, batch_size, batch_size};
+    const RowRange part = balanced_part(left, lanes, lane_index);
+    return {round_first + part.first, rows_of(j), std::min(part.rows, rows_of(j))};
+  }
+};
+
+/// @brief The geometry of rank `options.shard.rank` for a dataset of `rows` rows.
+/// @throws InvalidArgument for an invalid shard or a batch size of 0.
+inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& options) {
+  RESIDENT_EXPECTS(options.batch_size > 0,
+                   "DatasetOptions::batch_size is 0; set it to the rows per batch (e.g. 256)");
+  validate(options.shard);
+  const auto world = static_cast<std::size_t>(options.shard.world_size);
+  const auto rank = static_cast<std::size_t>(options.shard.rank);
+  const std::size_t b = options.batch_size;
+  ShardGeometry geometry;
+  geometry.batch_size = b;
+  const std::size_t longest_part = rows / world + (rows % world != 0 ? 1 : 0);
+  // floor(floor(n / w) / b) == floor(n / (w b)) and likewise for ceil: no product to overflow.
+  geometry.batches = options.remainder == Remainder::drop
+                         ? rows / world / b
+                         : longest_part / b + (longest_part % b != 0 ? 1 : 0);
+  geometry.tail_rows = options.remainder == Remainder::partial && geometry.batches != 0
+                           ? longest_part - (geometry.batches - 1) * b
+                           : b;
+  if (geometry.batches == 0) geometry.tail_rows = 0;
+
+  if (options.sharding == Sharding::replicated) {
+    geometry.order_rows = rows;
+    geometry.lanes = world;
+    geometry.lane = rank;
+  } else {
+    const RowRange part = balanced_part(rows, world, rank);
+    geometry.order_rows = part.rows;
+    geometry.source_first = part.first;
+    geometry.pad_from_source_start = part.rows == 0;
+  }
+  // Enough rows that every batch of every lane is one contiguous view of the stored rows.
+  std::size_t end = geometry.order_rows;
+  if (geometry.batches != 0) {
+    const BatchSlice last = geometry.slice(geometry.batches - 1, geometry.lanes - 1);
+    end = std::max(end, checked_add(last.first, last.rows, "padded row count"));
+  }
+  geometry.stored_rows = end;
+  return geometry;
+}
+
+}  // namespace resident::detail
