@@ -138,9 +138,8 @@ class Epoch {
       batch_order_ = Permutation(geometry.batches, options.seed, options.epoch);
       // Replicated ranks also trade lanes each epoch, so that no rank keeps the same rows.
       if (geometry.lanes > 1)
-        lane_ = static_cast<std::size_t>(
-            Permutation(geometry.lanes, detail::mix64(options.seed) ^ lane_key, options.epoch)(
-                geometry.lane));
+        lane_ = static_cast<std::size_t>(Permutation(
+            geometry.lanes, detail::mix64(options.seed) ^ lane_key, options.epoch)(geometry.lane));
     }
     if (options.shuffle == Shuffle::samples)
       sample_order_ = Permutation(geometry.order_rows, options.seed, options.epoch);

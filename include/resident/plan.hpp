@@ -90,14 +90,13 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
                               : " for rank " + std::to_string(options.shard.rank) + " of " +
                                     std::to_string(options.shard.world_size) + " (" +
                                     sharding_name(options.sharding) + ")";
-  plan.reason = plan.fits
-                    ? "resident: dataset fits" + who + ": needs " +
-                          format_bytes(plan.needed_bytes) + " on " +
-                          plan.space_name + ", " + format_bytes(usable) + " of " +
-                          format_bytes(plan.total_bytes) + " is free after a " +
-                          format_bytes(plan.reserve_bytes) + " reserve; preload it"
-                    : CapacityError::message(plan.space_name, plan.needed_bytes, plan.free_bytes,
-                                             plan.total_bytes, plan.reserve_bytes);
+  plan.reason =
+      plan.fits ? "resident: dataset fits" + who + ": needs " + format_bytes(plan.needed_bytes) +
+                      " on " + plan.space_name + ", " + format_bytes(usable) + " of " +
+                      format_bytes(plan.total_bytes) + " is free after a " +
+                      format_bytes(plan.reserve_bytes) + " reserve; preload it"
+                : CapacityError::message(plan.space_name, plan.needed_bytes, plan.free_bytes,
+                                         plan.total_bytes, plan.reserve_bytes);
   return plan;
 }
 

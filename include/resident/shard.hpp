@@ -53,9 +53,9 @@ constexpr const char* sharding_name(Sharding sharding) noexcept {
 /// @brief Checks a shard: `world_size >= 1` and `rank` and `local_rank` in `[0, world_size)`.
 /// @throws InvalidArgument naming the value and what it must be.
 inline void validate(const Shard& shard) {
-  const std::string what = "resident: Shard{rank " + std::to_string(shard.rank) +
-                           ", world_size " + std::to_string(shard.world_size) +
-                           ", local_rank " + std::to_string(shard.local_rank) + "} ";
+  const std::string what = "resident: Shard{rank " + std::to_string(shard.rank) + ", world_size " +
+                           std::to_string(shard.world_size) + ", local_rank " +
+                           std::to_string(shard.local_rank) + "} ";
   if (shard.world_size < 1)
     throw InvalidArgument(what + "has a world size below 1; a job has at least one rank");
   if (shard.rank < 0 || shard.rank >= shard.world_size)
@@ -78,7 +78,8 @@ struct LauncherVariables {
 };
 
 /// The launchers `shard_from_env` knows, in the order it tries them.
-inline constexpr LauncherVariables launchers[] = {  // NOLINT(modernize-avoid-c-arrays)
+inline constexpr LauncherVariables launchers[] = {
+    // NOLINT(modernize-avoid-c-arrays)
     {"RANK", "WORLD_SIZE", "LOCAL_RANK"},
     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
     {"PMI_RANK", "PMI_SIZE", nullptr},
@@ -91,12 +92,14 @@ inline int read_rank_variable(const EnvironmentLookup& lookup, const char* name,
   const char* text = lookup(name);
   if (text == nullptr)
     throw Error(std::string("resident: ") + launcher_rank + " is set but " + name +
-                " is not; a launcher that sets one sets both; export " + name +
-                " or unset " + launcher_rank);
+                " is not; a launcher that sets one sets both; export " + name + " or unset " +
+                launcher_rank);
   errno = 0;
   char* end = nullptr;
   const long long value = std::strtoll(text, &end, 10);
-  const bool numeric = end != text && *end == '\0' && errno == 0;
+  // strtoll also takes leading blanks and signs; a launcher writes plain digits.
+  const bool numeric = (text[0] == '-' || (text[0] >= '0' && text[0] <= '9')) && end != text &&
+                       *end == '\0' && errno == 0;
   if (!numeric || value < minimum || value > std::numeric_limits<int>::max())
     throw Error(std::string("resident: environment variable ") + name + "=\"" + text +
                 "\" is not a valid " + (minimum == 0 ? "rank" : "world size") +
@@ -112,8 +115,8 @@ inline int device_for_local_rank(int local_rank, int devices) {
   if (local_rank < 0 || local_rank >= devices)
     throw InvalidArgument("resident: local rank " + std::to_string(local_rank) +
                           " has no CUDA device of its own: this process sees " +
-                          std::to_string(devices) +
-                          " devices (0 to " + std::to_string(devices - 1) +
+                          std::to_string(devices) + " devices (0 to " +
+                          std::to_string(devices - 1) +
                           "); launch at most one rank per GPU on each node, or give each rank "
                           "its device with CUDA_VISIBLE_DEVICES");
   return local_rank;

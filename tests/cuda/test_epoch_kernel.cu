@@ -31,6 +31,10 @@ TEST_F(DeviceEpoch, EveryRowOnceUnderEveryShuffle) {
                                           {Shuffle::none, Shuffle::batches, Shuffle::samples});
 }
 
+TEST_F(DeviceEpoch, ShuffledEpochsOfAllRanksCoverTheRowsWithEqualBatches) {
+  resident::testing::check_ranks_cover_the_epoch(CudaSpace{0}, {Shuffle::samples});
+}
+
 TEST_F(DeviceEpoch, GatherMatchesAReferenceGather) {
   resident::testing::check_gather_matches_reference(CudaSpace{0});
 }

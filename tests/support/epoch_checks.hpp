@@ -183,4 +183,68 @@ void check_ring_lifetime(const Space& space) {
   EXPECT_NE(read_back(ds.space(), ds.stream(), first), first_values);
 }
 
+/// Options of rank `rank` of `world` (local rank = rank).
+inline DatasetOptions sharded(std::size_t batch, Remainder remainder, Sharding sharding, int rank,
+                              int world) {
+  DatasetOptions options = epoch_options(batch, remainder);
+  options.shard = Shard{rank, world, rank};
+  options.sharding = sharding;
+  return options;
+}
+
+// The valid rows of all ranks' epochs together: every row once (the served ones under drop);
+// each rank's batches have the same sizes; padding rows are rows of the data.
+template <class Space>
+void check_ranks_cover_the_epoch(const Space& space, const std::vector<Shuffle>& shuffles) {
+  for (const std::size_t n : {0, 1, 5, 13, 100, 257}) {
+    std::vector<std::int64_t> ids(n);
+    std::iota(ids.begin(), ids.end(), std::int64_t{0});
+    for (const int world : {1, 2, 3, 8}) {
+      for (const std::size_t batch : {1, 4, 32}) {
+        for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+          for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
+            std::vector<DeviceDataset<Space, std::int64_t>> ranks;
+            for (int rank = 0; rank < world; ++rank)
+              ranks.emplace_back(space, sharded(batch, remainder, sharding, rank, world),
+                                 HostTensor<const std::int64_t>(ids.data(), {n}));
+            for (const Shuffle shuffle : shuffles) {
+              SCOPED_TRACE("n " + std::to_string(n) + ", world " + std::to_string(world) +
+                           ", batch " + std::to_string(batch) + ", " + remainder_name(remainder) +
+                           ", " + sharding_name(sharding) + ", " + shuffle_name(shuffle));
+              std::vector<int> seen(n, 0);
+              std::size_t served = 0;
+              std::vector<EpochRecord> records;
+              for (auto& ds : ranks) records.push_back(record_epoch(ds, {3, 2, shuffle}));
+              for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+                const EpochRecord& record = records[rank];
+                ASSERT_EQ(record.batches.size(), records[0].batches.size());
+                const auto first = static_cast<std::int64_t>(ranks[rank].first_row());
+                for (std::size_t k = 0; k < record.batches.size(); ++k) {
+                  ASSERT_EQ(record.batches[k].size(), records[0].batches[k].size());
+                  for (std::size_t r = 0; r < record.batches[k].size(); ++r) {
+                    const std::int64_t row = record.batches[k][r];
+                    ASSERT_TRUE(row >= 0 && row < static_cast<std::int64_t>(n));
+                    if (r >= record.valid[k]) continue;
+                    if (sharding == Sharding::partitioned) {  // a rank serves only its part
+                      ASSERT_GE(row, first);
+                      ASSERT_LT(row, first + static_cast<std::int64_t>(ranks[rank].num_rows()));
+                    }
+                    ++seen[static_cast<std::size_t>(row)];
+                    ++served;
+                  }
+                }
+              }
+              for (std::size_t row = 0; row < n; ++row) ASSERT_LE(seen[row], 1) << "row " << row;
+              const std::size_t rounds = ranks[0].num_batches();
+              ASSERT_EQ(served, remainder == Remainder::drop
+                                    ? rounds * batch * static_cast<std::size_t>(world)
+                                    : n);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace resident::testing

@@ -19,8 +19,8 @@ namespace resident::detail {
 /// Where each field lives inside a dataset's one allocation.
 template <std::size_t Fields>
 struct DatasetLayout {
-  std::size_t source_rows = 0;  ///< Rows of the caller's fields (all ranks' rows).
-  ShardGeometry geometry{};     ///< Which of them are stored, and how epochs are cut.
+  std::size_t source_rows = 0;                ///< Rows of the caller's fields (all ranks' rows).
+  ShardGeometry geometry{};                   ///< Which of them are stored, and how epochs are cut.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field, 256-aligned.
   std::array<std::size_t, Fields> bytes{};    ///< Stored bytes of each field.
   std::array<std::size_t, Fields> row_bytes{};     ///< Bytes of one row of each field.

@@ -69,8 +69,7 @@ struct ShardGeometry {
     const std::size_t round_rows = lanes * batch_size;
     const std::size_t round_first = j * round_rows;
     const std::size_t left = order_rows > round_first ? order_rows - round_first : 0;
-    if (left >= round_rows)
-      return {round_first + lane_index * batch_size, batch_size, batch_size};
+    if (left >= round_rows) return {round_first + lane_index * batch_size, batch_size, batch_size};
     const RowRange part = balanced_part(left, lanes, lane_index);
     return {round_first + part.first, rows_of(j), std::min(part.rows, rows_of(j))};
   }

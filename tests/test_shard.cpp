@@ -1,0 +1,400 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "resident/resident.hpp"
+#include "support/epoch_checks.hpp"
+#include "support/spaces.hpp"
+
+namespace {
+
+using resident::DatasetOptions;
+using resident::DeviceDataset;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::Remainder;
+using resident::Shard;
+using resident::Sharding;
+using resident::Shuffle;
+using resident::testing::EpochRecord;
+using resident::testing::record_epoch;
+using resident::testing::sharded;
+
+// ---------------------------------------------------------------------------------------------
+// shard_from_env
+
+using Environment = std::map<std::string, std::string>;
+
+Shard shard_in(const Environment& environment) {
+  return resident::detail::shard_from([&environment](const char* name) -> const char* {
+    const auto found = environment.find(name);
+    return found == environment.end() ? nullptr : found->second.c_str();
+  });
+}
+
+TEST(ShardFromEnv, NothingSetIsTheSingleRank) { EXPECT_EQ(shard_in({}), Shard{}); }
+
+TEST(ShardFromEnv, ReadsEachLaunchersVariables) {
+  EXPECT_EQ(shard_in({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}}), (Shard{3, 8, 1}));
+  EXPECT_EQ(shard_in({{"OMPI_COMM_WORLD_RANK", "5"},
+                      {"OMPI_COMM_WORLD_SIZE", "6"},
+                      {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}}),
+            (Shard{5, 6, 2}));
+  EXPECT_EQ(shard_in({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}}), (Shard{2, 4, 2}))
+      << "PMI gives no local rank: the rank stands in";
+  EXPECT_EQ(shard_in({{"SLURM_PROCID", "7"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "3"}}),
+            (Shard{7, 16, 3}));
+  EXPECT_EQ(shard_in({{"RANK", "1"}, {"WORLD_SIZE", "2"}}), (Shard{1, 2, 1}));
+}
+
+TEST(ShardFromEnv, TheFirstLauncherInOrderWins) {
+  const Environment all = {{"RANK", "1"},
+                           {"WORLD_SIZE", "2"},
+                           {"LOCAL_RANK", "0"},
+                           {"OMPI_COMM_WORLD_RANK", "3"},
+                           {"OMPI_COMM_WORLD_SIZE", "4"},
+                           {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                           {"PMI_RANK", "5"},
+                           {"PMI_SIZE", "6"},
+                           {"SLURM_PROCID", "7"},
+                           {"SLURM_NTASKS", "8"},
+                           {"SLURM_LOCALID", "7"}};
+  EXPECT_EQ(shard_in(all), (Shard{1, 2, 0}));
+  Environment without = all;
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK"}) without.erase(name);
+  EXPECT_EQ(shard_in(without), (Shard{3, 4, 3}));
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"})
+    without.erase(name);
+  EXPECT_EQ(shard_in(without), (Shard{5, 6, 5}));
+  without.erase("PMI_RANK");
+  without.erase("PMI_SIZE");
+  EXPECT_EQ(shard_in(without), (Shard{7, 8, 7}));
+}
+
+// Every malformed environment throws resident::Error whose message names the variable at fault.
+TEST(ShardFromEnv, MalformedValuesThrowNamingTheVariable) {
+  struct Case {
+    Environment environment;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {{{"RANK", "abc"}, {"WORLD_SIZE", "2"}}, "RANK"},
+      {{{"RANK", ""}, {"WORLD_SIZE", "2"}}, "RANK"},
+      {{{"RANK", "1x"}, {"WORLD_SIZE", "2"}}, "RANK"},
+      {{{"RANK", " 1"}, {"WORLD_SIZE", "2"}}, "RANK"},
+      {{{"RANK", "-1"}, {"WORLD_SIZE", "2"}}, "RANK"},
+      {{{"RANK", "99999999999"}, {"WORLD_SIZE", "2"}}, "RANK"},
+      {{{"RANK", "2"}, {"WORLD_SIZE", "2"}}, "RANK=2"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "0"}}, "WORLD_SIZE"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "-4"}}, "WORLD_SIZE"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "two"}}, "WORLD_SIZE"},
+      {{{"RANK", "0"}}, "WORLD_SIZE"},
+      {{{"WORLD_SIZE", "4"}}, "RANK"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "x"}}, "LOCAL_RANK"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "-1"}}, "LOCAL_RANK"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "2"}}, "LOCAL_RANK=2"},
+      {{{"OMPI_COMM_WORLD_RANK", "4"}, {"OMPI_COMM_WORLD_SIZE", "4"}}, "OMPI_COMM_WORLD_RANK=4"},
+      {{{"OMPI_COMM_WORLD_SIZE", "4"}}, "OMPI_COMM_WORLD_RANK"},
+      {{{"PMI_RANK", "1"}, {"PMI_SIZE", "1"}}, "PMI_RANK=1"},
+      {{{"PMI_RANK", "1"}}, "PMI_SIZE"},
+      {{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "0"}}, "SLURM_NTASKS"},
+      {{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "9"}}, "SLURM_LOCALID"},
+  };
+  for (const Case& bad : cases) {
+    SCOPED_TRACE(bad.names);
+    try {
+      (void)shard_in(bad.environment);
+      ADD_FAILURE() << "no exception";
+    } catch (const resident::Error& error) {
+      EXPECT_NE(std::string(error.what()).find(bad.names), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(ShardFromEnv, ReadsTheProcessEnvironment) {
+  ASSERT_EQ(::setenv("RANK", "1", 1), 0);
+  ASSERT_EQ(::setenv("WORLD_SIZE", "3", 1), 0);
+  ASSERT_EQ(::setenv("LOCAL_RANK", "1", 1), 0);
+  const Shard shard = resident::shard_from_env();
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  ::unsetenv("LOCAL_RANK");
+  EXPECT_EQ(shard, (Shard{1, 3, 1}));
+}
+
+TEST(Shard, InvalidShardsAreRefusedByTheDataset) {
+  const std::vector<float> data(10, 1.0f);
+  for (const Shard& bad :
+       {Shard{0, 0, 0}, Shard{2, 2, 0}, Shard{-1, 2, 0}, Shard{0, 2, 2}, Shard{0, 2, -1}}) {
+    DatasetOptions options;
+    options.shard = bad;
+    EXPECT_THROW(resident::validate(bad), resident::InvalidArgument);
+    EXPECT_THROW((DeviceDataset<HostSpace, float>(HostSpace{}, options,
+                                                  HostTensor<const float>(data.data(), {10}))),
+                 resident::InvalidArgument);
+  }
+}
+
+TEST(Shard, LocalRankPicksTheDevice) {
+  using resident::detail::device_for_local_rank;
+  EXPECT_EQ(device_for_local_rank(0, 0), 0);
+  EXPECT_EQ(device_for_local_rank(3, 1), 0) << "one visible device: the launcher isolated it";
+  EXPECT_EQ(device_for_local_rank(1, 4), 1);
+  EXPECT_EQ(device_for_local_rank(3, 4), 3);
+  EXPECT_THROW(device_for_local_rank(4, 4), resident::InvalidArgument);
+  EXPECT_THROW(device_for_local_rank(-1, 2), resident::InvalidArgument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-rank geometry, over a sweep of row counts, world sizes, batch sizes and policies.
+
+std::vector<std::size_t> sweep_rows() {
+  std::vector<std::size_t> rows(301);
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  for (const std::size_t n : {509, 997, 1009, 1024, 1499, 2003, 2048, 2999, 3000})
+    rows.push_back(n);
+  return rows;
+}
+
+TEST(ShardGeometry, EveryRankServesTheSameBatchesAndTheRanksCoverTheRows) {
+  for (const std::size_t n : sweep_rows()) {
+    for (int world = 1; world <= 8; ++world) {
+      for (const std::size_t batch : {1, 3, 8, 64, 300}) {
+        for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+          for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
+            SCOPED_TRACE("n " + std::to_string(n) + ", world " + std::to_string(world) +
+                         ", batch " + std::to_string(batch) + ", " +
+                         resident::remainder_name(remainder) + ", " +
+                         resident::sharding_name(sharding));
+            std::vector<resident::detail::ShardGeometry> ranks;
+            for (int rank = 0; rank < world; ++rank)
+              ranks.push_back(resident::detail::make_geometry(
+                  n, sharded(batch, remainder, sharding, rank, world)));
+            std::vector<int> seen(n, 0);
+            std::size_t served = 0;
+            std::size_t smallest_part = n, largest_part = 0;
+            for (const auto& geometry : ranks) {
+              ASSERT_EQ(geometry.batches, ranks[0].batches) << "unequal batch counts";
+              smallest_part = std::min(smallest_part, geometry.order_rows);
+              largest_part = std::max(largest_part, geometry.order_rows);
+              for (std::size_t j = 0; j < geometry.batches; ++j) {
+                const auto slice = geometry.slice(j, geometry.lane);
+                ASSERT_EQ(slice.rows, ranks[0].slice(j, 0).rows) << "unequal batch sizes";
+                ASSERT_EQ(slice.rows, remainder == Remainder::partial && j + 1 == geometry.batches
+                                          ? geometry.tail_rows
+                                          : batch);
+                ASSERT_LE(slice.valid, slice.rows);
+                ASSERT_LE(slice.first + slice.rows, geometry.stored_rows) << "view past storage";
+                for (std::size_t r = 0; r < slice.valid; ++r) {
+                  const std::size_t position = slice.first + r;
+                  ASSERT_LT(position, geometry.order_rows);
+                  ++seen[geometry.source_first + position];
+                }
+                served += slice.valid;
+              }
+            }
+            if (sharding == Sharding::partitioned) {
+              ASSERT_LE(largest_part - std::min(largest_part, smallest_part), 1u);
+            }
+            for (std::size_t row = 0; row < n; ++row) ASSERT_LE(seen[row], 1) << "row " << row;
+            const std::size_t expected =
+                remainder == Remainder::drop ? ranks[0].batches * batch * world : n;
+            ASSERT_EQ(served, expected);
+            ASSERT_LE(n - std::min(n, expected), batch * world) << "drop keeps all but a round";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ShardGeometry, OneRankIsThePlainDataset) {
+  for (const std::size_t n : {0, 1, 9, 10, 11, 100}) {
+    for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+      const auto geometry =
+          resident::detail::make_geometry(n, resident::testing::epoch_options(10, remainder));
+      const std::size_t full = n / 10;
+      EXPECT_EQ(geometry.batches, full + (remainder != Remainder::drop && n % 10 != 0 ? 1 : 0));
+      EXPECT_EQ(geometry.stored_rows, remainder == Remainder::pad ? geometry.batches * 10 : n);
+      EXPECT_EQ(geometry.source_first, 0u);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sharded datasets, typed over the spaces.
+
+std::vector<std::int64_t> row_ids(std::size_t n) {
+  std::vector<std::int64_t> ids(n);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  return ids;
+}
+
+template <class Space>
+using ShardedDataset = resident::testing::OverSpaces<Space>;
+TYPED_TEST_SUITE(ShardedDataset, resident::testing::SpaceTypes, resident::testing::SpaceName);
+
+TYPED_TEST(ShardedDataset, ZeroCopyEpochsOfAllRanksCoverTheRowsWithEqualBatches) {
+  resident::testing::check_ranks_cover_the_epoch(this->space_, {Shuffle::none, Shuffle::batches});
+}
+
+TEST(ShardedHostDataset, ShuffledEpochsOfAllRanksCoverTheRowsWithEqualBatches) {
+  resident::testing::check_ranks_cover_the_epoch(HostSpace{}, {Shuffle::samples});
+}
+
+// Step k of a replicated job trains on exactly the rows of step k of one rank with the global
+// batch size: the rule that makes data-parallel SGD equal single-process SGD.
+TEST(ShardedHostDataset, ReplicatedStepsEqualTheGlobalBatchOfOneRank) {
+  for (const std::size_t n : {7, 64, 100, 1001}) {
+    const auto ids = row_ids(n);
+    for (const int world : {2, 3, 4}) {
+      for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+        constexpr std::size_t batch = 8;
+        DeviceDataset<HostSpace, std::int64_t> single(
+            HostSpace{}, resident::testing::epoch_options(batch * world, remainder),
+            HostTensor<const std::int64_t>(ids.data(), {n}));
+        std::vector<DeviceDataset<HostSpace, std::int64_t>> ranks;
+        for (int rank = 0; rank < world; ++rank)
+          ranks.emplace_back(HostSpace{},
+                             sharded(batch, remainder, Sharding::replicated, rank, world),
+                             HostTensor<const std::int64_t>(ids.data(), {n}));
+        for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+          SCOPED_TRACE("n " + std::to_string(n) + ", world " + std::to_string(world) + ", " +
+                       resident::remainder_name(remainder) + ", " +
+                       resident::testing::shuffle_name(shuffle));
+          const EpochRecord whole = record_epoch(single, {5, 9, shuffle});
+          std::vector<EpochRecord> parts;
+          for (auto& ds : ranks) parts.push_back(record_epoch(ds, {5, 9, shuffle}));
+          ASSERT_EQ(parts[0].batches.size(), whole.batches.size());
+          for (std::size_t k = 0; k < whole.batches.size(); ++k) {
+            std::vector<std::int64_t> expected(
+                whole.batches[k].begin(),
+                whole.batches[k].begin() + static_cast<std::ptrdiff_t>(whole.valid[k]));
+            std::vector<std::int64_t> got;
+            for (const auto& part : parts)
+              got.insert(got.end(), part.batches[k].begin(),
+                         part.batches[k].begin() + static_cast<std::ptrdiff_t>(part.valid[k]));
+            std::sort(expected.begin(), expected.end());
+            std::sort(got.begin(), got.end());
+            ASSERT_EQ(got, expected) << "step " << k;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ShardedHostDataset, EpochsAreReproducibleAndDifferByEpoch) {
+  const auto ids = row_ids(500);
+  for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
+    DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{},
+                                              sharded(16, Remainder::partial, sharding, 1, 3),
+                                              HostTensor<const std::int64_t>(ids.data(), {500}));
+    for (const Shuffle shuffle : {Shuffle::batches, Shuffle::samples}) {
+      const EpochRecord first = record_epoch(ds, {42, 0, shuffle});
+      EXPECT_EQ(record_epoch(ds, {42, 0, shuffle}).batches, first.batches);
+      EXPECT_NE(record_epoch(ds, {42, 1, shuffle}).batches, first.batches);
+      EXPECT_NE(record_epoch(ds, {43, 0, shuffle}).batches, first.batches);
+    }
+  }
+}
+
+// Replicated ranks trade their share of each round between epochs under Shuffle::batches, so
+// that no rank sees the same rows every epoch.
+TEST(ShardedHostDataset, ReplicatedRanksSeeDifferentRowsAcrossEpochs) {
+  const auto ids = row_ids(4096);
+  DeviceDataset<HostSpace, std::int64_t> ds(
+      HostSpace{}, sharded(64, Remainder::drop, Sharding::replicated, 0, 4),
+      HostTensor<const std::int64_t>(ids.data(), {4096}));
+  std::vector<int> seen(4096, 0);
+  for (std::uint64_t epoch = 0; epoch < 8; ++epoch)
+    for (const auto& batch : record_epoch(ds, {1, epoch, Shuffle::batches}).batches)
+      for (const std::int64_t row : batch) seen[static_cast<std::size_t>(row)] = 1;
+  const int distinct = std::accumulate(seen.begin(), seen.end(), 0);
+  EXPECT_GT(distinct, 1024 * 2) << "rank 0 saw only " << distinct << " distinct rows in 8 epochs";
+}
+
+TYPED_TEST(ShardedDataset, PartitionedRanksHoldTheirPartOnly) {
+  constexpr std::size_t n = 1001, columns = 16;
+  std::vector<float> features(n * columns, 0.5f);
+  const auto ids = row_ids(n);
+  std::size_t total_rows = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    const DatasetOptions options = sharded(32, Remainder::partial, Sharding::partitioned, rank, 4);
+    const HostTensor<const float> x(features.data(), {n, columns});
+    const HostTensor<const std::int64_t> y(ids.data(), {n});
+    const resident::Plan plan = resident::plan(this->space_, options, x, y);
+    DeviceDataset<TypeParam, float, std::int64_t> ds(this->space_, options, x, y);
+    EXPECT_EQ(ds.bytes(), plan.needed_bytes);
+    EXPECT_LE(ds.bytes(), plan.partitioned_rank_bytes);
+    EXPECT_LT(plan.partitioned_rank_bytes * 3, plan.replicated_rank_bytes)
+        << "a quarter of the rows per rank, plus alignment and padding";
+    EXPECT_EQ(ds.num_rows(), rank == 0 ? 251u : 250u);
+    EXPECT_EQ(ds.first_row(), rank == 0 ? 0u : 251u + 250u * static_cast<std::size_t>(rank - 1));
+    EXPECT_EQ(ds.num_batches(), 8u);  // ceil(251 / 32) on every rank
+    EXPECT_EQ(ds.shard(), (Shard{rank, 4, rank}));
+    EXPECT_EQ(plan.shard, ds.shard());
+    EXPECT_NE(plan.reason.find("rank " + std::to_string(rank) + " of 4 (partitioned)"),
+              std::string::npos)
+        << plan.reason;
+    total_rows += ds.num_rows();
+    const auto last = resident::testing::read_back(ds.space(), ds.stream(),
+                                                   std::get<1>(ds.batch(ds.num_batches() - 1)));
+    const std::size_t valid = std::get<1>(ds.batch(ds.num_batches() - 1)).valid_rows();
+    EXPECT_EQ(last.size(), 251u - 7 * 32) << "every rank's last batch is as long as the longest";
+    EXPECT_EQ(valid, ds.num_rows() - 7 * 32);
+    for (std::size_t r = 0; r < valid; ++r)
+      EXPECT_EQ(last[r], static_cast<std::int64_t>(ds.first_row() + 7 * 32 + r));
+    for (std::size_t r = valid; r < last.size(); ++r)  // padding: the part's first rows
+      EXPECT_EQ(last[r], static_cast<std::int64_t>(ds.first_row() + r - valid));
+  }
+  EXPECT_EQ(total_rows, n);
+}
+
+TYPED_TEST(ShardedDataset, RanksWithoutRowsStillServeEveryStep) {
+  const auto ids = row_ids(3);
+  for (int rank = 0; rank < 5; ++rank) {
+    DeviceDataset<TypeParam, std::int64_t> ds(
+        this->space_, sharded(4, Remainder::pad, Sharding::partitioned, rank, 5),
+        HostTensor<const std::int64_t>(ids.data(), {3}));
+    EXPECT_EQ(ds.empty(), rank >= 3);
+    ASSERT_EQ(ds.num_batches(), 1u);
+    const auto [view] = ds.batch(0);
+    EXPECT_EQ(view.rows(), 4u);
+    EXPECT_EQ(view.valid_rows(), rank < 3 ? 1u : 0u);
+    for (const std::int64_t row : resident::testing::read_back(ds.space(), ds.stream(), view))
+      EXPECT_TRUE(row >= 0 && row < 3);
+  }
+}
+
+TEST(ShardedPlan, ReportsPerRankBytesForBothModes) {
+  std::vector<float> features(1000 * 64);
+  const HostTensor<const float> x(features.data(), {1000, 64});
+  DatasetOptions options = sharded(100, Remainder::drop, Sharding::replicated, 1, 4);
+  const resident::Plan replicated = resident::plan(HostSpace::with_budget(1 << 30), options, x);
+  EXPECT_EQ(replicated.needed_bytes, 1000u * 64 * sizeof(float));
+  EXPECT_EQ(replicated.replicated_rank_bytes, replicated.needed_bytes);
+  EXPECT_EQ(replicated.partitioned_rank_bytes, 250u * 64 * sizeof(float));
+  EXPECT_EQ(replicated.num_batches, 2u);  // 250 rows per rank, 100 per batch, drop
+  options.sharding = Sharding::partitioned;
+  const resident::Plan partitioned = resident::plan(HostSpace::with_budget(1 << 30), options, x);
+  EXPECT_EQ(partitioned.needed_bytes, 250u * 64 * sizeof(float));
+  EXPECT_EQ(partitioned.replicated_rank_bytes, replicated.replicated_rank_bytes);
+  EXPECT_EQ(partitioned.partitioned_rank_bytes, partitioned.needed_bytes);
+  // A budget between the two: only the partitioned plan fits.
+  const HostSpace tight = HostSpace::with_budget(500u * 64 * sizeof(float));
+  EXPECT_TRUE(resident::plan(tight, options, x).fits);
+  options.sharding = Sharding::replicated;
+  EXPECT_FALSE(resident::plan(tight, options, x).fits);
+}
+
+}  // namespace
