@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "softmax_regression.hpp"
 #include "synthetic.hpp"
 
 namespace {
@@ -25,54 +26,6 @@ struct Arguments {
   std::string x, y, save_dir;
   std::size_t epochs = 5, batch = 64;
   std::uint64_t seed = 1;
-};
-
-// Softmax regression: logits = W x + b, trained by SGD on the mean cross-entropy.
-class Model {
- public:
-  Model(std::size_t features, std::size_t classes)
-      : features_(features), classes_(classes), weights_(features * classes), bias_(classes) {}
-
-  // One step on a batch of `rows` rows (only the first `valid` count); returns the summed loss
-  // and adds the correct predictions to `correct`.
-  template <class Row, class Label>
-  double step(Row&& row, const Label* labels, std::size_t valid, float rate, std::size_t& correct,
-              bool train) {
-    std::vector<float> gradient(train ? weights_.size() : 0), bias_gradient(classes_);
-    std::vector<float> logits(classes_);
-    double loss = 0;
-    for (std::size_t r = 0; r < valid; ++r) {
-      const float* x = row(r);
-      for (std::size_t c = 0; c < classes_; ++c) {
-        float z = bias_[c];
-        for (std::size_t f = 0; f < features_; ++f) z += weights_[f * classes_ + c] * x[f];
-        logits[c] = z;
-      }
-      const float top = *std::max_element(logits.begin(), logits.end());
-      float total = 0;
-      for (float& z : logits) total += (z = std::exp(z - top));
-      const auto label = static_cast<std::size_t>(labels[r]);
-      loss -= std::log(std::max(logits[label] / total, 1e-12f));
-      correct += static_cast<std::size_t>(std::max_element(logits.begin(), logits.end()) -
-                                          logits.begin()) == label;
-      if (!train) continue;
-      for (std::size_t c = 0; c < classes_; ++c) {
-        const float delta = logits[c] / total - (c == label ? 1.0f : 0.0f);
-        bias_gradient[c] += delta;
-        for (std::size_t f = 0; f < features_; ++f) gradient[f * classes_ + c] += delta * x[f];
-      }
-    }
-    if (train && valid > 0) {
-      const float scale = rate / static_cast<float>(valid);
-      for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] -= scale * gradient[i];
-      for (std::size_t c = 0; c < classes_; ++c) bias_[c] -= scale * bias_gradient[c];
-    }
-    return loss;
-  }
-
- private:
-  std::size_t features_, classes_;
-  std::vector<float> weights_, bias_;
 };
 
 template <class Feature, class Label>
@@ -101,18 +54,23 @@ int train(const resident::HostTensor<const Feature>& x, const resident::HostTens
   // Pixels stored as uint8 are normalised to [0, 1] floats while an epoch gathers them.
   const auto to_float = resident::convert<0>(
       resident::Normalize{std::is_floating_point_v<Feature> ? 1.0f : 1.0f / 255, 0.0f});
-  Model model(features, classes);
+  examples::SoftmaxRegression model(features, classes);
+  std::vector<float> gradient(model.parameters().size());
   double test_accuracy = 0;
   for (std::size_t epoch = 0; epoch < args.epochs; ++epoch) {
     std::size_t correct = 0;
     double loss = 0;
-    for (auto [xb, yb] : train_set.epoch({args.seed, epoch, resident::Shuffle::samples}, to_float))
-      loss += model.step([&](std::size_t r) { return xb.row(r); }, yb.data(), xb.valid_rows(), 0.5f,
-                         correct, true);
+    for (auto [xb, yb] :
+         train_set.epoch({args.seed, epoch, resident::Shuffle::samples}, to_float)) {
+      std::fill(gradient.begin(), gradient.end(), 0.0f);
+      loss += model.accumulate([&](std::size_t r) { return xb.row(r); }, yb.data(), xb.valid_rows(),
+                               gradient.data(), correct);
+      model.apply(gradient.data(), static_cast<double>(xb.valid_rows()), 0.5f);
+    }
     std::size_t test_correct = 0;
     for (auto [xb, yb] : test_set.epoch({args.seed, epoch, resident::Shuffle::none}, to_float))
-      model.step([&](std::size_t r) { return xb.row(r); }, yb.data(), xb.valid_rows(), 0.0f,
-                 test_correct, false);
+      (void)model.accumulate([&](std::size_t r) { return xb.row(r); }, yb.data(), xb.valid_rows(),
+                             nullptr, test_correct);
     test_accuracy =
         100.0 * static_cast<double>(test_correct) / static_cast<double>(rows - train_rows);
     std::printf("epoch %zu: loss %.4f, train accuracy %.2f %%, test accuracy %.2f %%\n", epoch,
