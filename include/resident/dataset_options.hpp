@@ -42,6 +42,20 @@ constexpr const char* remainder_name(Remainder remainder) noexcept {
   return "unknown";
 }
 
+/// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through a
+/// ring of `ring_chunks` chunk slots in the space while `prefetch_chunks` of them load ahead.
+struct StreamOptions {
+  /// @brief Batches per chunk (the unit of every copy and of the streaming shuffle's window).
+  /// 0: as many as make about 64 MiB, and at most `1 / ring_chunks` of the usable memory.
+  std::size_t chunk_batches = 0;
+  /// @brief Chunk slots in the space (at least `prefetch_chunks + 1`). A view of a chunk stays
+  /// valid until the epoch reaches the chunk `ring_chunks - prefetch_chunks` chunks later.
+  std::size_t ring_chunks = 4;
+  /// @brief Chunks loaded ahead of the one being read (at least 1): their copies overlap the
+  /// reader's work on the current chunk.
+  std::size_t prefetch_chunks = 2;
+};
+
 /// @brief Options of a dataset upload; the same options drive `plan()`.
 struct DatasetOptions {
   std::size_t batch_size = 256;              ///< Rows per batch; must be positive.
@@ -80,6 +94,9 @@ struct DatasetOptions {
   /// (`partitioned`, the default), or all rows and serves its share of each epoch
   /// (`replicated`). Irrelevant for a single rank.
   Sharding sharding = Sharding::partitioned;
+  /// @brief Chunking and prefetch of a `StreamingDataset` (and of `plan()`'s streaming
+  /// figures); ignored by `DeviceDataset`.
+  StreamOptions streaming{};
 };
 
 }  // namespace resident

@@ -66,11 +66,12 @@ class DeviceDataset {
         config_{options.batch_size, options.remainder, 0, options.shard, options.sharding} {
     const auto layout = detail::make_layout(options, fields...);
     detail::check_upload_options(options);
-    const Plan verdict = detail::plan_layout(space_, options, layout, {sizeof(Ts)...});
+    const Plan verdict =
+        detail::plan_layout(space_, options, layout, {detail::element_kind<Ts>()...});
     if (!verdict.fits) throw verdict.refusal();
     config_.reserve_bytes = verdict.reserve_bytes;
 
-    detail::OwnedStream<Space> stream = make_stream(space_, options);
+    detail::OwnedStream<Space> stream = detail::dataset_stream(space_, options);
     detail::Allocation<Space> storage(space_, layout.total_bytes);
     detail::upload(space_, storage.data(),
                    detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}),
@@ -197,15 +198,6 @@ class DeviceDataset {
   }
 
  private:
-  // The dataset's stream: the caller's (borrowed) where the options name one and the space
-  // runs on CUDA streams, else a new one the dataset owns.
-  static detail::OwnedStream<Space> make_stream(const Space& space, const DatasetOptions& options) {
-    if constexpr (std::is_same_v<stream_type, CUstream_st*>) {
-      if (options.stream) return detail::OwnedStream<Space>::borrow(space, *options.stream);
-    }
-    return detail::OwnedStream<Space>(space);
-  }
-
   template <std::size_t Fields, std::size_t... Index>
   static batch_type views(const detail::Allocation<Space>& storage,
                           const detail::DatasetLayout<Fields>& layout,

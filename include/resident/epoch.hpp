@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -20,6 +19,7 @@
 #include "resident/batch_view.hpp"
 #include "resident/convert.hpp"
 #include "resident/dataset_options.hpp"
+#include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/row_order.hpp"
@@ -84,6 +84,15 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
   using type = typename Op::output_type;
 };
 
+/// @brief The lane a replicated rank takes in a shuffled epoch: ranks trade lanes each epoch
+/// (a permutation of their own key stream), so that no rank keeps the same rows.
+inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions& options) {
+  constexpr std::uint64_t lane_key = 0x6c616e6573ULL;  // "lanes"
+  if (geometry.lanes <= 1) return geometry.lane;
+  return static_cast<std::size_t>(
+      Permutation(geometry.lanes, mix64(options.seed) ^ lane_key, options.epoch)(geometry.lane));
+}
+
 }  // namespace detail
 
 /// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as
@@ -137,9 +146,7 @@ class Epoch {
     if (options.shuffle == Shuffle::batches) {
       batch_order_ = Permutation(geometry.batches, options.seed, options.epoch);
       // Replicated ranks also trade lanes each epoch, so that no rank keeps the same rows.
-      if (geometry.lanes > 1)
-        lane_ = static_cast<std::size_t>(Permutation(
-            geometry.lanes, detail::mix64(options.seed) ^ lane_key, options.epoch)(geometry.lane));
+      lane_ = detail::epoch_lane(geometry, options);
     }
     if (options.shuffle == Shuffle::samples)
       sample_order_ = Permutation(geometry.order_rows, options.seed, options.epoch);
@@ -179,41 +186,13 @@ class Epoch {
   }
 
   /// @brief Input iterator over the epoch's batches.
-  class iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = batch_type;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = batch_type;
-
-    iterator() = default;
-    iterator(Epoch* epoch, std::size_t k) : epoch_(epoch), k_(k) {}
-    [[nodiscard]] batch_type operator*() const { return epoch_->batch(k_); }
-    iterator& operator++() {
-      ++k_;
-      return *this;
-    }
-    iterator operator++(int) {
-      iterator before = *this;
-      ++k_;
-      return before;
-    }
-    [[nodiscard]] std::size_t index() const noexcept { return k_; }  ///< Batch number.
-    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.k_ == b.k_; }
-    friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.k_ != b.k_; }
-
-   private:
-    Epoch* epoch_ = nullptr;
-    std::size_t k_ = 0;
-  };
+  using iterator = detail::BatchIterator<Epoch>;
 
   [[nodiscard]] iterator begin() { return iterator(this, 0); }
   [[nodiscard]] iterator end() { return iterator(this, size()); }
 
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
-  static constexpr std::uint64_t lane_key = 0x6c616e6573ULL;  // "lanes": its own key stream
 
   void check_index(std::size_t k) const {
     if (k >= size())

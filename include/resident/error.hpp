@@ -40,9 +40,11 @@ class CapacityError : public Error {
   /// @param free_bytes bytes the space reported free
   /// @param total_bytes bytes the space holds in all
   /// @param reserve_bytes bytes the caller asked to leave free (for the model)
+  /// @param advice what to do, in place of the default advice (compact dtype, shard, stream)
   CapacityError(std::string space_name, std::size_t needed_bytes, std::size_t free_bytes,
-                std::size_t total_bytes, std::size_t reserve_bytes)
-      : Error(message(space_name, needed_bytes, free_bytes, total_bytes, reserve_bytes)),
+                std::size_t total_bytes, std::size_t reserve_bytes,
+                const std::string& advice = default_advice)
+      : Error(message(space_name, needed_bytes, free_bytes, total_bytes, reserve_bytes, advice)),
         space_name_(std::move(space_name)),
         needed_bytes_(needed_bytes),
         free_bytes_(free_bytes),
@@ -55,16 +57,19 @@ class CapacityError : public Error {
   [[nodiscard]] std::size_t total_bytes() const noexcept { return total_bytes_; }
   [[nodiscard]] std::size_t reserve_bytes() const noexcept { return reserve_bytes_; }
 
+  /// @brief What a refused dataset can do instead.
+  static constexpr const char* default_advice = "use a compact dtype, shard it, or stream it";
+
   /// @brief The sentence the exception carries; `plan()` uses it as its refusal reason.
   static std::string message(const std::string& space_name, std::size_t needed_bytes,
                              std::size_t free_bytes, std::size_t total_bytes,
-                             std::size_t reserve_bytes) {
+                             std::size_t reserve_bytes,
+                             const std::string& advice = default_advice) {
     using detail::format_bytes;
     const std::size_t usable = detail::usable_bytes(free_bytes, reserve_bytes);
     return "resident: dataset needs " + format_bytes(needed_bytes) + " on " + space_name +
            " but only " + format_bytes(usable) + " of " + format_bytes(total_bytes) +
-           " is free after a " + format_bytes(reserve_bytes) +
-           " reserve; use a compact dtype, shard it, or stream it (needed " +
+           " is free after a " + format_bytes(reserve_bytes) + " reserve; " + advice + " (needed " +
            std::to_string(needed_bytes) + " B, free " + std::to_string(free_bytes) + " B, total " +
            std::to_string(total_bytes) + " B, reserve " + std::to_string(reserve_bytes) + " B)";
   }

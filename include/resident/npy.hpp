@@ -230,27 +230,35 @@ inline void swap_bytes(std::byte* data, std::size_t count, std::size_t size) {
 
 }  // namespace detail
 
-/// @brief Reads a `.npy` file (format 1.0, 2.0 or 3.0). Little-endian C-order data is
-/// memory-mapped, not copied; big-endian or Fortran-order data is converted to native C order,
-/// as NumPy would give it.
-/// @throws FormatError for anything but a well-formed file of a supported dtype: bad magic,
-/// unknown version, a header that runs past the file or over 1 MiB, a header that is not
-/// exactly NumPy's dict, object/structured/unknown dtypes, bad or overflowing shapes, data
-/// shorter or longer than the shape needs, bool bytes other than 0 and 1, unreadable files.
-inline Array load(const std::string& path) {
-  using detail::fail;
-  detail::File file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) fail(path, 0, "cannot open the file: " + detail::errno_text(errno));
+/// @brief What a `.npy` file's header says: the array's type and shape, and where its data
+/// lies in the file.
+struct Header {
+  DType dtype = DType::u1;      ///< Element type.
+  Shape shape{};                ///< The array's shape.
+  bool fortran_order = false;   ///< Data stored in Fortran (column-major) order.
+  bool big_endian = false;      ///< Multi-byte elements stored big-endian.
+  std::size_t data_offset = 0;  ///< Byte offset of the first element.
+  std::size_t file_size = 0;    ///< Bytes of the file: `data_offset` plus the data, exactly.
+
+  /// @brief Bytes of the data.
+  [[nodiscard]] std::size_t data_bytes() const noexcept {
+    return shape.elements() * dtype_size(dtype);
+  }
+};
+
+namespace detail {
+
+/// Reads and checks the header of the open file `fd` (see `load` for what is refused).
+inline Header read_header(const std::string& path, int fd) {
   struct ::stat status {};
-  if (::fstat(file.fd, &status) != 0) fail(path, 0, "cannot stat: " + detail::errno_text(errno));
+  if (::fstat(fd, &status) != 0) fail(path, 0, "cannot stat: " + errno_text(errno));
   if (!S_ISREG(status.st_mode)) fail(path, 0, "not a regular file");
   const auto file_size = static_cast<std::size_t>(status.st_size);
   if (file_size == 0) fail(path, 0, "the file is empty");
   if (file_size < 10) fail(path, 0, "the file is too short to be a .npy file");
 
   unsigned char prefix[12] = {};
-  detail::read_exactly(path, file.fd, prefix, std::min<std::size_t>(12, file_size), 0);
+  read_exactly(path, fd, prefix, std::min<std::size_t>(12, file_size), 0);
   if (std::memcmp(prefix, "\x93NUMPY", 6) != 0)
     fail(path, 0, "not a .npy file: the magic string \\x93NUMPY is missing");
   const unsigned major = prefix[6], minor = prefix[7];
@@ -265,7 +273,7 @@ inline Array load(const std::string& path) {
     header_bytes = prefix[8] | (std::size_t{prefix[9]} << 8) | (std::size_t{prefix[10]} << 16) |
                    (std::size_t{prefix[11]} << 24);
   }
-  if (header_bytes > detail::max_header_bytes)
+  if (header_bytes > max_header_bytes)
     fail(path, 8,
          "the header claims " + std::to_string(header_bytes) +
              " bytes, over the 1 MiB a NumPy header can sensibly need");
@@ -274,43 +282,80 @@ inline Array load(const std::string& path) {
          "the header length " + std::to_string(header_bytes) + " runs past the end of the file (" +
              std::to_string(file_size) + " bytes)");
   std::string text(header_bytes, '\0');
-  detail::read_exactly(path, file.fd, text.data(), header_bytes, header_start);
+  read_exactly(path, fd, text.data(), header_bytes, header_start);
   if (text.empty() || text.back() != '\n')
     fail(path, header_start + header_bytes, "the header does not end with a newline");
   if (text.find('\0') != std::string::npos)
     fail(path, header_start + text.find('\0'), "the header holds a NUL byte");
-  const resident::detail::NpyHeader header = resident::detail::parse_npy_header(
+  const resident::detail::NpyHeader parsed = resident::detail::parse_npy_header(
       text,
       [&](std::size_t at, const std::string& reason) { fail(path, header_start + at, reason); });
 
-  Array array;
-  array.path_ = path;
-  bool big_endian = false;
-  array.dtype_ = detail::parse_descr(path, header_start, header.descr, big_endian);
-  array.fortran_order_ = header.fortran_order;
-  if (header.shape.size() > Shape::max_rank)
+  Header header;
+  header.file_size = file_size;
+  header.dtype = parse_descr(path, header_start, parsed.descr, header.big_endian);
+  header.fortran_order = parsed.fortran_order;
+  if (parsed.shape.size() > Shape::max_rank)
     fail(path, header_start,
-         "rank " + std::to_string(header.shape.size()) + " is above the " +
+         "rank " + std::to_string(parsed.shape.size()) + " is above the " +
              std::to_string(Shape::max_rank) + " resident supports");
   try {
-    array.shape_ = Shape(header.shape);
-    (void)resident::detail::checked_mul(array.shape_.elements(), dtype_size(array.dtype_),
+    header.shape = Shape(parsed.shape);
+    (void)resident::detail::checked_mul(header.shape.elements(), dtype_size(header.dtype),
                                         "array byte size");
   } catch (const InvalidArgument&) {
     fail(path, header_start, "the shape's element count or byte size overflows 64 bits");
   }
-  const std::size_t data_offset = header_start + header_bytes;
-  const std::size_t bytes = array.bytes();
-  array.data_offset_ = data_offset;
-  if (file_size - data_offset < bytes)
+  header.data_offset = header_start + header_bytes;
+  const std::size_t bytes = header.data_bytes();
+  if (file_size - header.data_offset < bytes)
     fail(path, file_size,
          "the data is shorter than the shape requires (" + std::to_string(bytes) + " bytes for " +
-             array.shape_.to_string() + ", the file has " +
-             std::to_string(file_size - data_offset) + ")");
-  if (file_size - data_offset > bytes)
-    fail(path, data_offset + bytes,
+             header.shape.to_string() + ", the file has " +
+             std::to_string(file_size - header.data_offset) + ")");
+  if (file_size - header.data_offset > bytes)
+    fail(path, header.data_offset + bytes,
          "the data is longer than the shape requires (" +
-             std::to_string(file_size - data_offset - bytes) + " trailing bytes)");
+             std::to_string(file_size - header.data_offset - bytes) + " trailing bytes)");
+  return header;
+}
+
+}  // namespace detail
+
+/// @brief Reads the header of a `.npy` file and checks that its data is all there, without
+/// reading the data.
+/// @throws FormatError as `load` does for the header and the file's length.
+inline Header read_header(const std::string& path) {
+  detail::File file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) detail::fail(path, 0, "cannot open the file: " + detail::errno_text(errno));
+  return detail::read_header(path, file.fd);
+}
+
+/// @brief Reads a `.npy` file (format 1.0, 2.0 or 3.0). Little-endian C-order data is
+/// memory-mapped, not copied; big-endian or Fortran-order data is converted to native C order,
+/// as NumPy would give it.
+/// @throws FormatError for anything but a well-formed file of a supported dtype: bad magic,
+/// unknown version, a header that runs past the file or over 1 MiB, a header that is not
+/// exactly NumPy's dict, object/structured/unknown dtypes, bad or overflowing shapes, data
+/// shorter or longer than the shape needs, bool bytes other than 0 and 1, unreadable files.
+inline Array load(const std::string& path) {
+  using detail::fail;
+  detail::File file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) fail(path, 0, "cannot open the file: " + detail::errno_text(errno));
+  const Header header = detail::read_header(path, file.fd);
+  const std::size_t file_size = header.file_size;
+  const std::size_t data_offset = header.data_offset;
+  const bool big_endian = header.big_endian;
+
+  Array array;
+  array.path_ = path;
+  array.dtype_ = header.dtype;
+  array.fortran_order_ = header.fortran_order;
+  array.shape_ = header.shape;
+  array.data_offset_ = data_offset;
+  const std::size_t bytes = array.bytes();
 
   const std::size_t element = dtype_size(array.dtype_);
   const bool usable_as_is = !big_endian && (!header.fortran_order || array.shape_.rank() <= 1) &&

@@ -3,8 +3,10 @@
 #pragma once
 
 /// @file
-/// @brief `plan()`: will this dataset fit? The constructor's arithmetic, without allocating.
+/// @brief `plan()`: will this dataset fit, and if not, what then? The constructors' arithmetic,
+/// without allocating.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <ostream>
@@ -12,15 +14,41 @@
 #include <type_traits>
 
 #include "resident/dataset_options.hpp"
+#include "resident/detail/compact.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
+#include "resident/detail/stream_layout.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {
 
-/// @brief The answer of `plan()`: the figures of the capacity check and its verdict.
+/// @brief What `plan()` advises, most preferred first.
+enum class Recommendation {
+  preload,          ///< It fits with the reserve: a `DeviceDataset`.
+  preload_compact,  ///< It fits if floating fields are stored as bfloat16 (64-bit ints as 32).
+  partition,        ///< It fits per rank with `Sharding::partitioned` across the world size given.
+  stream,           ///< Nothing above fits: a `StreamingDataset` (see `stream_fits`).
+};
+
+/// @brief "preload", "preload_compact", "partition" or "stream".
+constexpr const char* recommendation_name(Recommendation recommendation) noexcept {
+  switch (recommendation) {
+    case Recommendation::preload:
+      return "preload";
+    case Recommendation::preload_compact:
+      return "preload_compact";
+    case Recommendation::partition:
+      return "partition";
+    case Recommendation::stream:
+      return "stream";
+  }
+  return "unknown";
+}
+
+/// @brief The answer of `plan()`: the figures of the capacity check, its verdict, and what to
+/// do when the data does not fit.
 struct Plan {
   std::string space_name{};       ///< The space's `name()`.
   std::size_t needed_bytes = 0;   ///< Bytes the dataset allocates (fields, 256-byte aligned).
@@ -41,7 +69,26 @@ struct Plan {
   /// rank's under the planned mode.
   std::size_t partitioned_rank_bytes = 0;
   std::size_t replicated_rank_bytes = 0;  ///< Bytes of every rank's allocation, replicated.
-  std::string reason{};                   ///< One line a person can read.
+
+  Recommendation recommendation = Recommendation::preload;  ///< What to do; see `reason`.
+  /// @brief Bytes this rank's allocation needs with every field stored compactly (equal to
+  /// `needed_bytes` when no field has a smaller type).
+  std::size_t compact_bytes = 0;
+  /// @brief The compaction, field by field: "field 0 float32 -> bfloat16"; empty when none.
+  std::string compact_dtypes{};
+  /// @brief The fewest ranks across which the rows, partitioned, fit in this space (0: not
+  /// even one row per rank fits).
+  std::size_t partition_world_size = 0;
+  std::size_t stream_chunk_batches = 0;  ///< Batches per chunk a `StreamingDataset` would use.
+  std::size_t stream_chunks = 0;         ///< Chunks per epoch it would stream.
+  std::size_t stream_ring_bytes = 0;     ///< Bytes of its ring of chunk slots.
+  bool stream_fits = false;              ///< Whether that ring fits with the reserve.
+  std::string reason{};                  ///< One line a person can read.
+
+  /// @brief Bytes usable after the reserve: what `needed_bytes` is compared against.
+  [[nodiscard]] std::size_t usable_bytes() const noexcept {
+    return detail::usable_bytes(free_bytes, reserve_bytes);
+  }
 
   /// @brief The `CapacityError` that refusing this plan throws.
   [[nodiscard]] CapacityError refusal() const {
@@ -49,19 +96,122 @@ struct Plan {
   }
 };
 
-/// @brief Prints the plan as its one-line reason.
-inline std::ostream& operator<<(std::ostream& out, const Plan& plan) { return out << plan.reason; }
+/// @brief Prints the plan readably: the verdict, then the figures behind every option.
+inline std::ostream& operator<<(std::ostream& out, const Plan& plan) {
+  using detail::format_bytes;
+  out << plan.reason << "\n  recommendation: " << recommendation_name(plan.recommendation)
+      << "\n  preload:   needs " << format_bytes(plan.needed_bytes) << ", usable "
+      << format_bytes(plan.usable_bytes()) << " (free " << format_bytes(plan.free_bytes) << " of "
+      << format_bytes(plan.total_bytes) << ", reserve " << format_bytes(plan.reserve_bytes)
+      << ") on " << plan.space_name << "\n  compact:   ";
+  if (plan.compact_dtypes.empty())
+    out << "no field has a smaller type";
+  else
+    out << "needs " << format_bytes(plan.compact_bytes) << " (" << plan.compact_dtypes << ")";
+  out << "\n  partition: " << format_bytes(plan.partitioned_rank_bytes) << " per rank across "
+      << plan.shard.world_size << " rank(s); fits from "
+      << (plan.partition_world_size == 0 ? std::string("no world size")
+                                         : std::to_string(plan.partition_world_size) + " rank(s)")
+      << "\n  stream:    ring of " << format_bytes(plan.stream_ring_bytes) << " ("
+      << plan.stream_chunks << " chunk(s) of " << plan.stream_chunk_batches << " batch(es)), "
+      << (plan.stream_fits ? "fits" : "does not fit");
+  return out;
+}
 
 namespace detail {
 
-/// The capacity check on a computed layout: shared by `plan()` and the dataset constructor so
-/// the two can never disagree.
+/// Bytes of rank 0's allocation (the longest part) were the rows partitioned across `world`.
+template <std::size_t Fields>
+std::size_t partitioned_bytes(const DatasetLayout<Fields>& layout, DatasetOptions options,
+                              std::size_t world) {
+  options.shard = {0, static_cast<int>(world), 0};
+  options.sharding = Sharding::partitioned;
+  return place_fields(layout, make_geometry(layout.source_rows, options)).total_bytes;
+}
+
+/// The fewest ranks whose partitioned parts fit in `usable` bytes (0 when none does), by
+/// bisection: a part never grows as the world does.
+template <std::size_t Fields>
+std::size_t fewest_partition_ranks(const DatasetLayout<Fields>& layout,
+                                   const DatasetOptions& options, std::size_t usable) {
+  constexpr std::size_t max_world = 1 << 20;  // Shard::world_size is an int; enough for any job
+  std::size_t high = std::min(std::max<std::size_t>(layout.source_rows, 1), max_world);
+  if (partitioned_bytes(layout, options, high) > usable) return 0;
+  std::size_t low = 1;
+  while (low < high) {
+    const std::size_t middle = low + (high - low) / 2;
+    if (partitioned_bytes(layout, options, middle) <= usable)
+      high = middle;
+    else
+      low = middle + 1;
+  }
+  return low;
+}
+
+/// `layout` with every field stored as its compact type; names the fields that shrink.
+template <std::size_t Fields>
+DatasetLayout<Fields> compact_layout(DatasetLayout<Fields> layout,
+                                     const std::array<ElementKind, Fields>& kinds,
+                                     std::string& changes) {
+  for (std::size_t field = 0; field < Fields; ++field) {
+    if (kinds[field].compact_bytes == kinds[field].bytes) continue;
+    layout.row_bytes[field] = layout.row_elements[field] * kinds[field].compact_bytes;
+    changes += (changes.empty() ? "" : ", ") + std::string("field ") + std::to_string(field) + " " +
+               element_name(kinds[field]) + " -> " + kinds[field].compact_name;
+  }
+  return place_fields(layout, layout.geometry);
+}
+
+/// What to do, and the sentence that says it, once the figures of `plan` are in.
+inline void recommend(Plan& plan, const std::string& who) {
+  const std::size_t usable = plan.usable_bytes();
+  if (plan.fits) {
+    plan.recommendation = Recommendation::preload;
+    plan.reason = "resident: dataset fits" + who + ": needs " + format_bytes(plan.needed_bytes) +
+                  " on " + plan.space_name + ", " + format_bytes(usable) + " of " +
+                  format_bytes(plan.total_bytes) + " is free after a " +
+                  format_bytes(plan.reserve_bytes) + " reserve; preload it";
+    return;
+  }
+  plan.reason = CapacityError::message(plan.space_name, plan.needed_bytes, plan.free_bytes,
+                                       plan.total_bytes, plan.reserve_bytes) +
+                ". Recommendation: ";
+  if (!plan.compact_dtypes.empty() && plan.compact_bytes <= usable) {
+    plan.recommendation = Recommendation::preload_compact;
+    plan.reason += "preload it compact: stored as " + plan.compact_dtypes + " it needs " +
+                   format_bytes(plan.compact_bytes) +
+                   " (convert on the host, widen per batch with resident::convert)";
+  } else if (plan.shard.world_size > 1 && plan.sharding == Sharding::replicated &&
+             plan.partitioned_rank_bytes <= usable) {
+    plan.recommendation = Recommendation::partition;
+    plan.reason += "partition it: with Sharding::partitioned across the " +
+                   std::to_string(plan.shard.world_size) + " ranks each needs " +
+                   format_bytes(plan.partitioned_rank_bytes);
+  } else {
+    plan.recommendation = Recommendation::stream;
+    plan.reason +=
+        plan.stream_fits
+            ? "stream it: a StreamingDataset keeps a ring of " +
+                  format_bytes(plan.stream_ring_bytes) + " (" + std::to_string(plan.stream_chunks) +
+                  " chunks of " + std::to_string(plan.stream_chunk_batches) +
+                  " batches per epoch) on " + plan.space_name
+            : "stream it, but even a streaming ring of " + format_bytes(plan.stream_ring_bytes) +
+                  " does not fit; free memory, lower the reserve, or use fewer or smaller chunks "
+                  "(StreamOptions::ring_chunks, chunk_batches)";
+  }
+  if (plan.partition_world_size > 1 && plan.recommendation != Recommendation::partition)
+    plan.reason += "; partitioned across " + std::to_string(plan.partition_world_size) +
+                   " or more ranks it would fit";
+}
+
+/// The capacity check on a computed layout: shared by `plan()` and the dataset constructors so
+/// they can never disagree.
 template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
                  const DatasetLayout<Fields>& layout,
-                 const std::array<std::size_t, Fields>& element_bytes) {
-  const std::size_t ring_bytes =
-      make_ring_layout(layout, element_bytes, options.batch_size, options.ring_depth).total_bytes;
+                 const std::array<ElementKind, Fields>& kinds) {
+  std::array<std::size_t, Fields> element_bytes{};
+  for (std::size_t field = 0; field < Fields; ++field) element_bytes[field] = kinds[field].bytes;
   const Capacity capacity = space.capacity();
   Plan plan;
   plan.space_name = space.name();
@@ -71,32 +221,31 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   plan.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
   plan.num_rows = layout.geometry.order_rows;
   plan.num_batches = layout.geometry.batches;
-  plan.ring_bytes = ring_bytes;
+  plan.ring_bytes =
+      make_ring_layout(layout, element_bytes, options.batch_size, options.ring_depth).total_bytes;
   plan.shard = options.shard;
   plan.sharding = options.sharding;
-  DatasetOptions other = options;
-  other.shard.rank = 0;  // rank 0 holds the longest part
-  other.sharding = Sharding::partitioned;
   plan.partitioned_rank_bytes =
-      place_fields(layout, make_geometry(layout.source_rows, other)).total_bytes;
-  other.sharding = Sharding::replicated;
+      partitioned_bytes(layout, options, static_cast<std::size_t>(options.shard.world_size));
+  DatasetOptions replicated = options;
+  replicated.sharding = Sharding::replicated;
   plan.replicated_rank_bytes =
-      place_fields(layout, make_geometry(layout.source_rows, other)).total_bytes;
-  const std::size_t usable = usable_bytes(plan.free_bytes, plan.reserve_bytes);
+      place_fields(layout, make_geometry(layout.source_rows, replicated)).total_bytes;
+  const std::size_t usable = plan.usable_bytes();
   plan.fits = plan.needed_bytes <= usable;
   plan.fits_with_ring = plan.fits && plan.ring_bytes <= usable - plan.needed_bytes;
-  const std::string who = options.shard.world_size == 1
-                              ? std::string()
-                              : " for rank " + std::to_string(options.shard.rank) + " of " +
-                                    std::to_string(options.shard.world_size) + " (" +
-                                    sharding_name(options.sharding) + ")";
-  plan.reason =
-      plan.fits ? "resident: dataset fits" + who + ": needs " + format_bytes(plan.needed_bytes) +
-                      " on " + plan.space_name + ", " + format_bytes(usable) + " of " +
-                      format_bytes(plan.total_bytes) + " is free after a " +
-                      format_bytes(plan.reserve_bytes) + " reserve; preload it"
-                : CapacityError::message(plan.space_name, plan.needed_bytes, plan.free_bytes,
-                                         plan.total_bytes, plan.reserve_bytes);
+  plan.compact_bytes = compact_layout(layout, kinds, plan.compact_dtypes).total_bytes;
+  plan.partition_world_size = fewest_partition_ranks(layout, options, usable);
+  const auto stream = make_stream_layout(layout, options.streaming, usable);
+  plan.stream_chunk_batches = stream.chunk_batches;
+  plan.stream_chunks = stream.chunks;
+  plan.stream_ring_bytes = stream.total_bytes;
+  plan.stream_fits = stream.total_bytes <= usable;
+  recommend(plan, options.shard.world_size == 1
+                      ? std::string()
+                      : " for rank " + std::to_string(options.shard.rank) + " of " +
+                            std::to_string(options.shard.world_size) + " (" +
+                            sharding_name(options.sharding) + ")");
   return plan;
 }
 
@@ -113,7 +262,7 @@ template <class Space, class... Ts>
   return detail::plan_layout(
       space, options,
       detail::make_layout(options, HostTensor<const std::remove_const_t<Ts>>(fields)...),
-      {sizeof(Ts)...});
+      {detail::element_kind<Ts>()...});
 }
 
 }  // namespace resident

@@ -22,5 +22,6 @@
 #include "resident/shape.hpp"
 #include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/streaming_dataset.hpp"
 #include "resident/units.hpp"
 #include "resident/version.hpp"

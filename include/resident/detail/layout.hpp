@@ -46,24 +46,33 @@ DatasetLayout<Fields> place_fields(DatasetLayout<Fields> layout, const ShardGeom
 }
 
 /// @brief The layout of the rows `options` stores (this rank's part, or every row when
-/// replicated), after checking that the fields agree on the row count.
-template <class... Ts>
-DatasetLayout<sizeof...(Ts)> make_layout(const DatasetOptions& options,
-                                         const HostTensor<const Ts>&... fields) {
-  static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
-  DatasetLayout<sizeof...(Ts)> layout;
-  layout.row_bytes = {fields.row_bytes()...};
-  layout.row_elements = {fields.row_elements()...};
-  const std::array<std::size_t, sizeof...(Ts)> rows{fields.rows()...};
-  const std::array<Shape, sizeof...(Ts)> shapes{fields.shape()...};
-  layout.source_rows = rows[0];
-  for (std::size_t field = 1; field < sizeof...(Ts); ++field)
-    RESIDENT_EXPECTS(rows[field] == layout.source_rows,
-                     "field " + std::to_string(field) + " has " + std::to_string(rows[field]) +
+/// replicated) for fields of these shapes and element sizes, after checking that the fields
+/// agree on the row count.
+template <std::size_t Fields>
+DatasetLayout<Fields> make_layout(const DatasetOptions& options,
+                                  const std::array<Shape, Fields>& shapes,
+                                  const std::array<std::size_t, Fields>& element_bytes) {
+  static_assert(Fields >= 1, "a dataset needs at least one field");
+  DatasetLayout<Fields> layout;
+  layout.source_rows = shapes[0][0];
+  for (std::size_t field = 0; field < Fields; ++field) {
+    layout.row_elements[field] = shapes[field].drop_front().elements();
+    layout.row_bytes[field] =
+        checked_mul(layout.row_elements[field], element_bytes[field], "row byte size");
+    RESIDENT_EXPECTS(shapes[field][0] == layout.source_rows,
+                     "field " + std::to_string(field) + " has " + std::to_string(shapes[field][0]) +
                          " rows (shape " + shapes[field].to_string() + ") but field 0 has " +
                          std::to_string(layout.source_rows) + " (shape " + shapes[0].to_string() +
                          "); every field needs one row per sample");
+  }
   return place_fields(layout, make_geometry(layout.source_rows, options));
+}
+
+/// @brief The layout of host tensors `fields` (see above).
+template <class... Ts>
+DatasetLayout<sizeof...(Ts)> make_layout(const DatasetOptions& options,
+                                         const HostTensor<const Ts>&... fields) {
+  return make_layout<sizeof...(Ts)>(options, {fields.shape()...}, {sizeof(Ts)...});
 }
 
 /// Where each field's batch and the row ids live in one slot of a gathering epoch's ring.

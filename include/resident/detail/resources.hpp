@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
+
+#include "resident/dataset_options.hpp"
 
 namespace resident::detail {
 
@@ -89,5 +92,15 @@ class OwnedStream {
   stream_type stream_{};
   bool owned_ = false;
 };
+
+/// A dataset's stream: the caller's (borrowed) where the options name one and the space runs on
+/// CUDA streams, else a new one the dataset owns.
+template <class Space>
+OwnedStream<Space> dataset_stream(const Space& space, const DatasetOptions& options) {
+  if constexpr (std::is_same_v<typename Space::stream_type, CUstream_st*>) {
+    if (options.stream) return OwnedStream<Space>::borrow(space, *options.stream);
+  }
+  return OwnedStream<Space>(space);
+}
 
 }  // namespace resident::detail

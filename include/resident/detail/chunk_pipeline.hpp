@@ -1,0 +1,110 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace resident::detail {
+
+/// @brief The producer side of a streaming pass: a thread that loads positions
+/// `[first, count)` of a chunk order in turn, never more than `depth` positions ahead of the
+/// one the reader holds, while the reader waits only for the position it needs.
+///
+/// `load(position)` runs on the producer thread; an exception it throws stops the pass and is
+/// rethrown, as it was thrown, by the reader's next `acquire` of that position or a later one,
+/// so that a failing file or device surfaces as its own typed error, never as a hang.
+class ChunkPipeline {
+ public:
+  using Load = std::function<void(std::size_t position)>;
+
+  ChunkPipeline() = default;
+  ChunkPipeline(const ChunkPipeline&) = delete;
+  ChunkPipeline& operator=(const ChunkPipeline&) = delete;
+  ~ChunkPipeline() { stop(); }
+
+  /// Starts loading positions `[first, count)`, at most `depth` ahead of the one held.
+  void start(std::size_t first, std::size_t count, std::size_t depth, Load load) {
+    stop();
+    next_ = first;
+    held_ = first;
+    count_ = count;
+    depth_ = depth;
+    error_ = nullptr;
+    stopping_ = false;
+    load_ = std::move(load);
+    producer_ = std::thread([this] { produce(); });
+  }
+
+  /// Stops the producer (a load in progress completes first) and joins it.
+  void stop() noexcept {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    if (producer_.joinable()) producer_.join();
+  }
+
+  /// Whether `position` is one the running pass can still deliver (not behind the held one).
+  [[nodiscard]] bool can_reach(std::size_t position) const noexcept {
+    return producer_.joinable() && position >= held_ && position < count_;
+  }
+
+  /// @brief Lets the producer run up to `position + depth` and waits until `position` is
+  /// loaded; rethrows the producer's exception if it failed at or before `position`.
+  /// `release(p)` is called for every position given up (`held, ..., position - 1`) before
+  /// the producer may reuse their slots.
+  template <class Release>
+  void acquire(std::size_t position, Release&& release) {
+    for (std::size_t given_up = held_; given_up < position; ++given_up) release(given_up);
+    std::unique_lock<std::mutex> lock(mutex_);
+    held_ = position;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return next_ > position || error_ != nullptr; });
+    if (next_ <= position) std::rethrow_exception(error_);
+  }
+
+ private:
+  void produce() {
+    for (;;) {
+      std::size_t position = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || next_ <= held_ + depth_; });
+        if (stopping_ || next_ >= count_) return;
+        position = next_;
+      }
+      try {
+        load_(position);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        error_ = std::current_exception();
+        changed_.notify_all();
+        return;
+      }
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        next_ = position + 1;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::thread producer_;
+  Load load_;
+  std::size_t next_ = 0;   // first position not loaded yet
+  std::size_t held_ = 0;   // position the reader holds (or waits for)
+  std::size_t count_ = 0;  // end of the order
+  std::size_t depth_ = 0;
+  std::exception_ptr error_;
+  bool stopping_ = false;
+};
+
+}  // namespace resident::detail

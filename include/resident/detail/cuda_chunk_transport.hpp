@@ -1,0 +1,157 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "resident/config.hpp"
+
+#if RESIDENT_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "resident/cuda_space.hpp"
+#include "resident/detail/checked_math.hpp"
+#include "resident/detail/copy_workers.hpp"
+#include "resident/detail/cuda_try.hpp"
+#include "resident/detail/row_source.hpp"
+
+namespace resident::detail {
+
+/// @brief How a streaming dataset loads chunks into `CudaSpace`: copies on a copy stream of
+/// its own, ordered against the reader's stream by events and never by a host wait, so that
+/// the copy of chunk k+1 overlaps the reader's kernels on chunk k.
+///
+/// Per slot, `loaded` is recorded on the copy stream behind the chunk's copies (the reader's
+/// stream waits on it before its first batch of the chunk), and `freed` on the reader's stream
+/// when the reader gives the chunk up (the copy stream waits on it before overwriting the
+/// slot). Pageable sources go through two page-locked staging buffers of one slot each, filled
+/// by host threads while the other drains; page-locked sources are copied directly.
+class CudaChunkTransport {
+ public:
+  CudaChunkTransport(const CudaSpace& space, cudaStream_t reader, std::size_t slots,
+                     std::size_t slot_bytes, bool pinned_sources, unsigned threads)
+      : device_(space.device_id()), reader_(reader), pinned_sources_(pinned_sources) {
+    const CudaDeviceScope scope(device_);
+    try {
+      RESIDENT_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+      loaded_ = make_events(slots);
+      freed_ = make_events(slots);
+      if (!pinned_sources_ && slot_bytes != 0) {
+        void* base = nullptr;
+        RESIDENT_CUDA_TRY(
+            cudaMallocHost(&base, checked_mul(staging_buffers, slot_bytes, "staging byte size")));
+        staging_ = static_cast<std::byte*>(base);
+        staged_ = make_events(staging_buffers);
+        workers_.emplace(threads);
+      }
+    } catch (...) {
+      release_all();
+      throw;
+    }
+    slot_bytes_ = slot_bytes;
+  }
+  CudaChunkTransport(const CudaChunkTransport&) = delete;
+  CudaChunkTransport& operator=(const CudaChunkTransport&) = delete;
+  ~CudaChunkTransport() { release_all(); }
+
+  /// Producer thread: enqueues the copies of one chunk into `slot` (slot `slot_index`).
+  void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies) {
+    const CudaDeviceScope scope(device_);
+    if (pinned_sources_) {
+      RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, freed_[slot_index], 0));
+      for (const ChunkCopy& copy : copies)
+        RESIDENT_CUDA_TRY(cudaMemcpyAsync(
+            slot + copy.offset, copy.source->memory() + copy.first_row * copy.source->row_bytes(),
+            copy.bytes(), cudaMemcpyHostToDevice, copy_stream_));
+    } else {
+      const std::size_t buffer = loads_++ % staging_buffers;
+      std::byte* staging = staging_ + buffer * slot_bytes_;
+      RESIDENT_CUDA_TRY(cudaEventSynchronize(staged_[buffer]));  // its last copy has drained
+      for (const ChunkCopy& copy : copies) {
+        const std::size_t row_bytes = copy.source->row_bytes();
+        workers_->for_each_slice(0, copy.rows, [&](std::size_t from, std::size_t to) {
+          copy.source->read(copy.first_row + from, to - from,
+                            staging + copy.offset + from * row_bytes);
+        });
+      }
+      RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, freed_[slot_index], 0));
+      for (const ChunkCopy& copy : copies)
+        RESIDENT_CUDA_TRY(cudaMemcpyAsync(slot + copy.offset, staging + copy.offset, copy.bytes(),
+                                          cudaMemcpyHostToDevice, copy_stream_));
+      RESIDENT_CUDA_TRY(cudaEventRecord(staged_[buffer], copy_stream_));
+    }
+    RESIDENT_CUDA_TRY(cudaEventRecord(loaded_[slot_index], copy_stream_));
+  }
+
+  /// Reader: work enqueued on the reader's stream from now on sees the slot's chunk.
+  void acquire(std::size_t slot_index) const {
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, loaded_[slot_index], 0));
+  }
+  /// Reader: the slot may be overwritten once the work enqueued so far on the reader's stream
+  /// is done.
+  void release(std::size_t slot_index) const {
+    RESIDENT_CUDA_TRY(cudaEventRecord(freed_[slot_index], reader_));
+  }
+  /// Waits for every copy enqueued so far.
+  void drain() const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(copy_stream_)); }
+
+ private:
+  static constexpr std::size_t staging_buffers = 2;  // one fills while the other drains
+
+  static std::vector<cudaEvent_t> make_events(std::size_t count) {
+    std::vector<cudaEvent_t> events;
+    events.reserve(count);
+    for (std::size_t index = 0; index < count; ++index) {
+      cudaEvent_t event = nullptr;
+      RESIDENT_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+      events.push_back(event);
+    }
+    return events;
+  }
+
+  // Waits for copies still in flight (their source is the staging memory), then releases
+  // everything; never throws.
+  void release_all() noexcept {
+    if (copy_stream_ != nullptr) (void)cudaStreamSynchronize(copy_stream_);
+    for (auto* events : {&loaded_, &freed_, &staged_})
+      for (cudaEvent_t event : *events) assert_released(cudaEventDestroy(event));
+    if (staging_ != nullptr) assert_released(cudaFreeHost(staging_));
+    if (copy_stream_ != nullptr) assert_released(cudaStreamDestroy(copy_stream_));
+  }
+
+  int device_;
+  cudaStream_t reader_;
+  bool pinned_sources_;
+  std::size_t slot_bytes_ = 0;
+  cudaStream_t copy_stream_ = nullptr;
+  std::vector<cudaEvent_t> loaded_, freed_, staged_;
+  std::byte* staging_ = nullptr;
+  std::size_t loads_ = 0;
+  std::optional<CopyWorkers> workers_;
+};
+
+/// @brief Whether every source is page-locked host memory, so chunks can be copied straight
+/// from it (files and pageable memory are staged).
+inline bool sources_are_pinned(const std::vector<const RowSource*>& sources) {
+  for (const RowSource* source : sources) {
+    if (source->memory() == nullptr) return false;
+    if (source->rows() == 0) continue;
+    const std::byte* last = source->memory() + source->rows() * source->row_bytes() - 1;
+    for (const std::byte* address : {source->memory(), last}) {
+      cudaPointerAttributes attributes{};
+      if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+        (void)cudaGetLastError();  // pageable memory is an error to old drivers
+        return false;
+      }
+      if (attributes.type != cudaMemoryTypeHost) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace resident::detail
+
+#endif  // RESIDENT_HAS_CUDA
