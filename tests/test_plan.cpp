@@ -35,7 +35,9 @@ TEST(Plan, CountsAlignedBytesAndBatchesWithoutAllocating) {
   EXPECT_EQ(space.used_bytes(), 0u);
   std::ostringstream printed;
   printed << verdict;
-  EXPECT_EQ(printed.str(), verdict.reason);
+  EXPECT_EQ(printed.str().rfind(verdict.reason, 0), 0u) << "the reason comes first";
+  EXPECT_NE(printed.str().find("recommendation: preload\n"), std::string::npos) << printed.str();
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::preload);
   EXPECT_NE(verdict.reason.find("fits: needs 1.6 KiB on host"), std::string::npos)
       << verdict.reason;
 }
@@ -50,7 +52,8 @@ TEST(Plan, ReserveDecidesAtTheExactByte) {
   options.reserve_bytes = 4001;
   const auto refused = resident::plan(space, options, tensor);
   EXPECT_FALSE(refused.fits);
-  EXPECT_EQ(refused.reason, refused.refusal().what());
+  EXPECT_EQ(refused.reason.rfind(refused.refusal().what(), 0), 0u)
+      << "the refusal's sentence, then the recommendation: " << refused.reason;
   EXPECT_EQ(refused.refusal().needed_bytes(), 1000u);
   EXPECT_EQ(refused.refusal().reserve_bytes(), 4001u);
 }
@@ -60,6 +63,85 @@ TEST(Plan, DefaultReserveComesFromTheSpace) {
   const auto verdict =
       resident::plan(HostSpace{}, DatasetOptions{}, HostTensor<const std::uint8_t>(x.data(), {10}));
   EXPECT_EQ(verdict.reserve_bytes, HostSpace{}.default_reserve_bytes());
+}
+
+// The recommendations, each reached by a constructed case, with exact figures. The data: 1000
+// rows of 16 pixels (uint8, 16000 B, the labels' base aligned up to 16128) and an int32 label
+// (4000 B): 20128 B in all; or the same with float32 features.
+struct Recommend : ::testing::Test {
+  std::vector<std::uint8_t> pixels = std::vector<std::uint8_t>(1000 * 16);
+  std::vector<float> features = std::vector<float>(1000 * 4);
+  std::vector<std::int32_t> labels = std::vector<std::int32_t>(1000);
+  HostTensor<const std::uint8_t> x{pixels.data(), {1000, 16}};
+  HostTensor<const float> f{features.data(), {1000, 4}};
+  HostTensor<const std::int32_t> y{labels.data(), {1000}};
+  DatasetOptions options = [] {
+    DatasetOptions o;
+    o.batch_size = 100;
+    return o;
+  }();
+};
+
+TEST_F(Recommend, PreloadCompactNamesTheDtypeAndItsBytes) {
+  const auto verdict = resident::plan(HostSpace::with_budget(15000), options, f, y);
+  EXPECT_FALSE(verdict.fits);
+  EXPECT_EQ(verdict.needed_bytes, 16128u + 4000u);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::preload_compact);
+  EXPECT_EQ(verdict.compact_bytes, 8192u + 4000u);  // 8000 B of bfloat16, aligned, + labels
+  EXPECT_EQ(verdict.compact_dtypes, "field 0 float32 -> bfloat16");
+  EXPECT_NE(verdict.reason.find("preload it compact: stored as field 0 float32 -> bfloat16"),
+            std::string::npos)
+      << verdict.reason;
+}
+
+TEST_F(Recommend, PartitionWhenEachRankOfTheWorldGivenFits) {
+  options.shard = resident::Shard{0, 2, 0};
+  options.sharding = resident::Sharding::replicated;
+  const auto verdict = resident::plan(HostSpace::with_budget(15000), options, x, y);
+  EXPECT_FALSE(verdict.fits);
+  EXPECT_EQ(verdict.needed_bytes, 20128u);
+  EXPECT_TRUE(verdict.compact_dtypes.empty()) << "uint8 and int32 have no smaller type";
+  EXPECT_EQ(verdict.compact_bytes, verdict.needed_bytes);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::partition);
+  EXPECT_EQ(verdict.partitioned_rank_bytes, 8192u + 2000u);  // 500 rows per rank
+  EXPECT_EQ(verdict.partition_world_size, 2u);
+  EXPECT_NE(verdict.reason.find("partition it: with Sharding::partitioned across the 2 ranks "
+                                "each needs 10.0 KiB"),
+            std::string::npos)
+      << verdict.reason;
+}
+
+TEST_F(Recommend, StreamWithTheRingFiguresAndTheRanksThatWouldFit) {
+  const auto verdict = resident::plan(HostSpace::with_budget(15000), options, x, y);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
+  // Automatic chunks: 15000 / 4 slots leaves 3750 B, one batch takes 1600 + 400 B, aligned
+  // 2304 B: one batch per chunk, ten chunks, a ring of 4 x 2304 B.
+  EXPECT_EQ(verdict.stream_chunk_batches, 1u);
+  EXPECT_EQ(verdict.stream_chunks, 10u);
+  EXPECT_EQ(verdict.stream_ring_bytes, 4u * 2304u);
+  EXPECT_TRUE(verdict.stream_fits);
+  EXPECT_EQ(verdict.partition_world_size, 2u);
+  EXPECT_NE(verdict.reason.find("stream it: a StreamingDataset keeps a ring of 9.0 KiB"),
+            std::string::npos)
+      << verdict.reason;
+  EXPECT_NE(verdict.reason.find("partitioned across 2 or more ranks it would fit"),
+            std::string::npos)
+      << verdict.reason;
+  std::ostringstream printed;
+  printed << verdict;
+  EXPECT_NE(printed.str().find("recommendation: stream"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("stream:    ring of 9.0 KiB (10 chunk(s) of 1 batch(es)), fits"),
+            std::string::npos)
+      << printed.str();
+}
+
+TEST_F(Recommend, StreamSaysSoWhenNotEvenTheRingFits) {
+  const auto verdict = resident::plan(HostSpace::with_budget(5000), options, x, y);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
+  EXPECT_FALSE(verdict.stream_fits);
+  EXPECT_EQ(verdict.partition_world_size, 5u);  // 200 rows: 3200 -> 3328 + 800 B
+  EXPECT_NE(verdict.reason.find("even a streaming ring of 9.0 KiB does not fit"), std::string::npos)
+      << verdict.reason;
 }
 
 }  // namespace

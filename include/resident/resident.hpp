@@ -8,6 +8,7 @@
 #include "resident/batch_view.hpp"
 #include "resident/config.hpp"
 #include "resident/convert.hpp"
+#include "resident/dataset.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/epoch.hpp"

@@ -466,13 +466,14 @@ class StreamingEpoch {
 
 namespace detail {
 
-template <class Space, class... Ts, std::size_t... Field>
-StreamingDataset<Space, Ts...> stream_files(Space space, const DatasetOptions& options,
-                                            const std::array<std::string, sizeof...(Ts)>& paths,
-                                            std::index_sequence<Field...> /*fields*/) {
-  const std::array<npy::Header, sizeof...(Ts)> headers{npy::read_header(paths[Field])...};
+/// The headers of one `.npy` file per field, checked against the fields' types and for rows.
+template <class... Ts>
+std::array<npy::Header, sizeof...(Ts)> read_field_headers(
+    const std::array<std::string, sizeof...(Ts)>& paths) {
+  std::array<npy::Header, sizeof...(Ts)> headers;
   constexpr std::array<npy::DType, sizeof...(Ts)> dtypes{npy::dtype_of<Ts>()...};
   for (std::size_t field = 0; field < sizeof...(Ts); ++field) {
+    headers[field] = npy::read_header(paths[field]);
     const npy::Header& header = headers[field];
     if (header.dtype != dtypes[field])
       throw FormatError(paths[field], 0,
@@ -482,6 +483,17 @@ StreamingDataset<Space, Ts...> stream_files(Space space, const DatasetOptions& o
                             "; use the matching C++ type or convert the file");
     if (header.shape.rank() == 0)
       throw FormatError(paths[field], 0, "a 0-d array has no rows; save it with shape (1,)");
+  }
+  return headers;
+}
+
+template <class Space, class... Ts, std::size_t... Field>
+StreamingDataset<Space, Ts...> stream_files(Space space, const DatasetOptions& options,
+                                            const std::array<std::string, sizeof...(Ts)>& paths,
+                                            std::index_sequence<Field...> /*fields*/) {
+  const auto headers = read_field_headers<Ts...>(paths);
+  for (std::size_t field = 0; field < sizeof...(Ts); ++field) {
+    const npy::Header& header = headers[field];
     if (header.big_endian || (header.fortran_order && header.shape.rank() > 1))
       throw FormatError(paths[field], 0,
                         "streaming reads rows straight from the file, which needs little-endian "

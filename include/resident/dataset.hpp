@@ -1,0 +1,190 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief `make_dataset`: a `DeviceDataset` when the data fits, a `StreamingDataset` when it
+/// does not, behind one `Dataset` type with the same batch interface.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "resident/dataset_options.hpp"
+#include "resident/detail/batch_iterator.hpp"
+#include "resident/device_dataset.hpp"
+#include "resident/epoch.hpp"
+#include "resident/load_dataset.hpp"
+#include "resident/npy.hpp"
+#include "resident/plan.hpp"
+#include "resident/streaming_dataset.hpp"
+
+namespace resident {
+
+/// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
+/// streamed one, with the same batches, size and iteration.
+template <class Dataset, bool Kernels>
+class DatasetEpoch {
+  using Preloaded = Epoch<typename Dataset::preloaded_type, NoConversion, Kernels>;
+  using Streamed = StreamingEpoch<typename Dataset::streaming_type>;
+
+ public:
+  using batch_type = typename Dataset::batch_type;       ///< One view per field.
+  using iterator = detail::BatchIterator<DatasetEpoch>;  ///< Input iterator over batches.
+
+  /// @brief Use `Dataset::epoch`.
+  explicit DatasetEpoch(Preloaded epoch) : epoch_(std::move(epoch)) {}
+  /// @brief Use `Dataset::epoch`.
+  explicit DatasetEpoch(Streamed epoch) : epoch_(std::move(epoch)) {}
+
+  [[nodiscard]] std::size_t size() const noexcept {
+    return std::visit([](const auto& epoch) { return epoch.size(); }, epoch_);
+  }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] const EpochOptions& options() const noexcept {
+    return std::visit([](const auto& epoch) -> const EpochOptions& { return epoch.options(); },
+                      epoch_);
+  }
+  /// @brief Batch `k` (see `Epoch::batch` and `StreamingEpoch::batch` for cost and lifetime).
+  [[nodiscard]] batch_type batch(std::size_t k) {
+    return std::visit([k](auto& epoch) -> batch_type { return epoch.batch(k); }, epoch_);
+  }
+  [[nodiscard]] iterator begin() { return iterator(this, 0); }
+  [[nodiscard]] iterator end() { return iterator(this, size()); }
+
+ private:
+  std::variant<Preloaded, Streamed> epoch_;
+};
+
+/// @brief A dataset that `make_dataset` preloaded or streams, as its plan decided; the same
+/// `num_batches()`, `batch(i)` and `epoch()` either way.
+template <class Space, class... Ts>
+class Dataset {
+ public:
+  using space_type = Space;                                 ///< Where the data lives.
+  using stream_type = typename Space::stream_type;          ///< The dataset's stream type.
+  using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
+  using preloaded_type = DeviceDataset<Space, Ts...>;       ///< The choice when it fits.
+  using streaming_type = StreamingDataset<Space, Ts...>;    ///< The choice when it does not.
+  static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
+
+  /// @brief Holds a preloaded dataset and the plan that chose it.
+  Dataset(preloaded_type dataset, Plan plan)
+      : data_(std::in_place_index<0>, std::move(dataset)), plan_(std::move(plan)) {}
+  /// @brief Holds a streamed dataset and the plan that chose it.
+  Dataset(streaming_type dataset, Plan plan)
+      : data_(std::in_place_index<1>, std::move(dataset)), plan_(std::move(plan)) {}
+
+  /// @brief The plan behind the choice: figures, `recommendation` and `reason`.
+  [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
+  /// @brief Whether the data is streamed (it did not fit) rather than preloaded.
+  [[nodiscard]] bool is_streaming() const noexcept { return data_.index() == 1; }
+  /// @brief The preloaded dataset, or null when streaming.
+  [[nodiscard]] preloaded_type* preloaded() noexcept { return std::get_if<0>(&data_); }
+  /// @brief The streamed dataset, or null when preloaded.
+  [[nodiscard]] streaming_type* streaming() noexcept { return std::get_if<1>(&data_); }
+
+  [[nodiscard]] std::size_t num_rows() const noexcept {
+    return visit([](const auto& ds) { return ds.num_rows(); });
+  }
+  [[nodiscard]] std::size_t num_batches() const noexcept {
+    return visit([](const auto& ds) { return ds.num_batches(); });
+  }
+  [[nodiscard]] std::size_t batch_size() const noexcept {
+    return visit([](const auto& ds) { return ds.batch_size(); });
+  }
+  [[nodiscard]] Remainder remainder() const noexcept {
+    return visit([](const auto& ds) { return ds.remainder(); });
+  }
+  /// @brief Bytes the dataset holds in the space: the data, or the streaming ring.
+  [[nodiscard]] std::size_t bytes() const noexcept {
+    return visit([](const auto& ds) { return ds.bytes(); });
+  }
+  [[nodiscard]] bool empty() const noexcept { return num_rows() == 0; }
+  [[nodiscard]] const Space& space() const noexcept {
+    return visit([](const auto& ds) -> const Space& { return ds.space(); });
+  }
+  [[nodiscard]] stream_type stream() const noexcept {
+    return visit([](const auto& ds) { return ds.stream(); });
+  }
+
+  /// @brief Batch `index` of an unshuffled epoch (a copy-free view either way; streaming may
+  /// wait for its chunk).
+  /// @throws std::out_of_range when `index >= num_batches()`; the errors of either dataset.
+  [[nodiscard]] batch_type batch(std::size_t index) {
+    return std::visit([index](auto& ds) -> batch_type { return ds.batch(index); }, data_);
+  }
+
+  /// @brief One epoch (see `DeviceDataset::epoch` and `StreamingEpoch` for what each
+  /// shuffle costs and means).
+  template <bool Kernels = detail::kernels_available>
+  [[nodiscard]] DatasetEpoch<Dataset, Kernels> epoch(EpochOptions options = {}) {
+    if (auto* ds = preloaded())
+      return DatasetEpoch<Dataset, Kernels>(ds->template epoch<Kernels>(options));
+    return DatasetEpoch<Dataset, Kernels>(streaming()->epoch(options));
+  }
+
+ private:
+  template <class Visitor>
+  decltype(auto) visit(Visitor&& visitor) const noexcept {
+    return std::visit(std::forward<Visitor>(visitor), data_);
+  }
+
+  std::variant<preloaded_type, streaming_type> data_;
+  Plan plan_;
+};
+
+/// @brief Preloads the fields when `plan()` says they fit, else streams them; never fails for
+/// want of memory unless even the streaming ring does not fit. An allocation that fails after
+/// a passing plan (another process took the memory) also falls back to streaming.
+/// @param fields host tensors with equal row counts; keep them alive as long as the dataset,
+/// because a streamed dataset reads them every epoch
+/// @throws what the chosen dataset's constructor throws (CapacityError when not even the
+/// streaming ring fits).
+template <class Space, class... Ts>
+Dataset<Space, std::remove_const_t<Ts>...> make_dataset(Space space, const DatasetOptions& options,
+                                                        HostTensor<Ts>... fields) {
+  using Result = Dataset<Space, std::remove_const_t<Ts>...>;
+  Plan verdict = plan(space, options, fields...);
+  if (verdict.fits) {
+    try {
+      return Result(typename Result::preloaded_type(space, options, fields...), verdict);
+    } catch (const CapacityError&) {
+      verdict = plan(space, options, fields...);  // the figures the fallback was decided on
+    }
+  }
+  return Result(typename Result::streaming_type(std::move(space), options, fields...), verdict);
+}
+
+/// @brief `make_dataset` for `.npy` files, one per field:
+/// `make_dataset<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy", "y.npy")`.
+/// Reads only the headers to plan; then maps and uploads the files (`load_dataset`) or streams
+/// them (`load_streaming_dataset`), so files larger than the host's memory stream too.
+/// @throws FormatError for malformed or mistyped files; what the chosen loader throws.
+template <class Space, class... Ts, class... Paths,
+          std::enable_if_t<(std::is_convertible_v<const Paths&, std::string> && ...), int> = 0>
+Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
+                                   const Paths&... paths) {
+  static_assert(sizeof...(Ts) >= 1, "name the field types: make_dataset<Space, float, int>(...)");
+  static_assert(sizeof...(Paths) == sizeof...(Ts), "give one .npy path per field type");
+  const auto headers = detail::read_field_headers<Ts...>({std::string(paths)...});
+  std::array<Shape, sizeof...(Ts)> shapes;
+  for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
+  const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
+  Plan verdict = detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...});
+  if (verdict.fits) {
+    try {
+      return Dataset<Space, Ts...>(load_dataset<Space, Ts...>(space, options, paths...), verdict);
+    } catch (const CapacityError&) {
+      verdict = detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...});
+    }
+  }
+  return Dataset<Space, Ts...>(
+      load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...), verdict);
+}
+
+}  // namespace resident

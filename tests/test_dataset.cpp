@@ -1,0 +1,100 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "resident/dataset.hpp"
+#include "resident/host_space.hpp"
+
+namespace {
+
+using resident::DatasetOptions;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::Recommendation;
+using resident::Shuffle;
+
+DatasetOptions options_of(std::size_t batch) {
+  DatasetOptions options;
+  options.batch_size = batch;
+  options.reserve_bytes = 0;
+  return options;
+}
+
+// The rows an epoch serves, in order.
+template <class Epoch>
+std::vector<std::int64_t> rows_of(Epoch&& epoch) {
+  std::vector<std::int64_t> rows;
+  for (auto [ids] : epoch)
+    rows.insert(rows.end(), ids.data(), ids.data() + static_cast<std::ptrdiff_t>(ids.valid_rows()));
+  return rows;
+}
+
+TEST(MakeDataset, PreloadsWhenItFitsAndStreamsWhenItDoesNot) {
+  std::vector<std::int64_t> ids(1000);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  const HostTensor<const std::int64_t> tensor(ids.data(), {1000});
+
+  auto roomy = resident::make_dataset(HostSpace::with_budget(1 << 20), options_of(10), tensor);
+  EXPECT_FALSE(roomy.is_streaming());
+  ASSERT_NE(roomy.preloaded(), nullptr);
+  EXPECT_EQ(roomy.streaming(), nullptr);
+  EXPECT_EQ(roomy.plan().recommendation, Recommendation::preload);
+  EXPECT_EQ(roomy.bytes(), 8000u);
+
+  const HostSpace tight = HostSpace::with_budget(2048);
+  auto streamed = resident::make_dataset(tight, options_of(10), tensor);
+  EXPECT_TRUE(streamed.is_streaming());
+  ASSERT_NE(streamed.streaming(), nullptr);
+  EXPECT_EQ(streamed.plan().recommendation, Recommendation::stream);
+  EXPECT_LE(tight.used_bytes(), 2048u);
+  EXPECT_EQ(streamed.num_batches(), roomy.num_batches());
+
+  // The same interface, the same batches.
+  for (std::size_t index = 0; index < roomy.num_batches(); ++index) {
+    const auto [a] = roomy.batch(index);
+    const auto [b] = streamed.batch(index);
+    ASSERT_EQ(a.rows(), b.rows());
+    ASSERT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
+  }
+  const auto unshuffled = rows_of(streamed.epoch({}));
+  EXPECT_EQ(unshuffled, ids);
+  auto shuffled = rows_of(streamed.epoch({9, 3, Shuffle::batches}));
+  EXPECT_NE(shuffled, ids);
+  std::sort(shuffled.begin(), shuffled.end());
+  EXPECT_EQ(shuffled, ids);
+  auto samples = rows_of(roomy.epoch({9, 3, Shuffle::samples}));
+  std::sort(samples.begin(), samples.end());
+  EXPECT_EQ(samples, ids);
+}
+
+TEST(MakeDataset, NpyFilesArePlannedFromTheirHeaders) {
+  std::vector<std::int64_t> ids(500);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  const std::string path =
+      ::testing::TempDir() + "make_dataset_" + std::to_string(::getpid()) + ".npy";
+  resident::npy::save(path, ids.data(), resident::Shape{500});
+  {
+    auto preloaded = resident::make_dataset<HostSpace, std::int64_t>(
+        HostSpace::with_budget(1 << 20), options_of(50), path);
+    EXPECT_FALSE(preloaded.is_streaming());
+    auto streamed = resident::make_dataset<HostSpace, std::int64_t>(HostSpace::with_budget(3000),
+                                                                    options_of(50), path);
+    EXPECT_TRUE(streamed.is_streaming());
+    EXPECT_EQ(streamed.plan().needed_bytes, 4000u);
+    EXPECT_EQ(rows_of(streamed.epoch({})), ids);
+    EXPECT_EQ(rows_of(preloaded.epoch({})), ids);
+    EXPECT_THROW(
+        (void)(resident::make_dataset<HostSpace, float>(HostSpace{}, options_of(50), path)),
+        resident::FormatError);
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace

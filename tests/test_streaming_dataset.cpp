@@ -1,0 +1,312 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "resident/device_dataset.hpp"
+#include "resident/npy.hpp"
+#include "resident/streaming_dataset.hpp"
+#include "support/spaces.hpp"
+
+namespace {
+
+using resident::CapacityError;
+using resident::DatasetOptions;
+using resident::DeviceDataset;
+using resident::FormatError;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::InvalidArgument;
+using resident::Remainder;
+using resident::Shard;
+using resident::Sharding;
+using resident::Shuffle;
+using resident::StreamingDataset;
+using resident::testing::read_back;
+
+DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_t chunk_batches,
+                              std::size_t ring = 3, std::size_t prefetch = 2) {
+  DatasetOptions options;
+  options.batch_size = batch;
+  options.remainder = remainder;
+  options.reserve_bytes = 0;
+  options.streaming.chunk_batches = chunk_batches;
+  options.streaming.ring_chunks = ring;
+  options.streaming.prefetch_chunks = prefetch;
+  return options;
+}
+
+/// Row r of the row-id field holds r; row r of the feature field holds 3 values from r.
+struct Data {
+  explicit Data(std::size_t n) : ids(n), features(n * 3) {
+    std::iota(ids.begin(), ids.end(), std::int64_t{0});
+    std::iota(features.begin(), features.end(), 0.0f);
+  }
+  [[nodiscard]] HostTensor<const std::int64_t> id_tensor() const {
+    return {ids.data(), {ids.size()}};
+  }
+  [[nodiscard]] HostTensor<const float> feature_tensor() const {
+    return {features.data(), {ids.size(), 3}};
+  }
+  std::vector<std::int64_t> ids;
+  std::vector<float> features;
+};
+
+template <class Space>
+using TypedStreaming = resident::testing::OverSpaces<Space>;
+TYPED_TEST_SUITE(TypedStreaming, resident::testing::SpaceTypes, resident::testing::SpaceName);
+
+// Under Shuffle::none a streamed batch is the preloaded batch, byte for byte, for every row
+// count, batch size, remainder policy, chunk size and rank of either sharding mode.
+TYPED_TEST(TypedStreaming, UnshuffledBatchesEqualTheDeviceDatasetByteForByte) {
+  for (const std::size_t n : {0, 1, 5, 31, 97, 256}) {
+    const Data data(n);
+    for (const std::size_t batch : {1, 7, 32, 300}) {
+      for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+        for (const int world : {1, 3}) {
+          for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
+            for (int rank = 0; rank < world; ++rank) {
+              for (const std::size_t chunk : {1, 2, 5}) {
+                SCOPED_TRACE("n " + std::to_string(n) + ", batch " + std::to_string(batch) + ", " +
+                             resident::remainder_name(remainder) + ", rank " +
+                             std::to_string(rank) + "/" + std::to_string(world) + " " +
+                             resident::sharding_name(sharding) + ", chunk " +
+                             std::to_string(chunk));
+                DatasetOptions options = stream_options(batch, remainder, chunk);
+                options.shard = Shard{rank, world, 0};
+                options.sharding = sharding;
+                DeviceDataset<HostSpace, std::int64_t, float> preloaded(
+                    HostSpace{}, options, data.id_tensor(), data.feature_tensor());
+                StreamingDataset<TypeParam, std::int64_t, float> streamed(
+                    this->space_, options, data.id_tensor(), data.feature_tensor());
+                ASSERT_EQ(streamed.num_batches(), preloaded.num_batches());
+                ASSERT_EQ(streamed.num_rows(), preloaded.num_rows());
+                auto epoch = streamed.epoch({5, 2, Shuffle::none});
+                for (std::size_t k = 0; k < streamed.num_batches(); ++k) {
+                  const auto [ids, features] = epoch.batch(k);
+                  const auto [expected_ids, expected_features] = preloaded.batch(k);
+                  ASSERT_EQ(ids.rows(), expected_ids.rows());
+                  ASSERT_EQ(ids.valid_rows(), expected_ids.valid_rows());
+                  ASSERT_EQ(features.row_shape(), expected_features.row_shape());
+                  const auto got_ids = read_back(streamed.space(), streamed.stream(), ids);
+                  const auto got_features =
+                      read_back(streamed.space(), streamed.stream(), features);
+                  ASSERT_TRUE(std::equal(got_ids.begin(), got_ids.end(), expected_ids.data()));
+                  ASSERT_TRUE(std::equal(got_features.begin(), got_features.end(),
+                                         expected_features.data()));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A shuffled epoch over a space smaller than the data visits every row exactly once; the
+// same seed and epoch give the same order, another epoch another order.
+TYPED_TEST(TypedStreaming, ShuffledEpochsVisitEveryRowOnceAndReproduce) {
+  constexpr std::size_t n = 1000;
+  const Data data(n);
+  const auto ids = data.id_tensor();
+  for (const Shuffle shuffle : {Shuffle::batches, Shuffle::samples}) {
+    StreamingDataset<TypeParam, std::int64_t> ds(this->space_,
+                                                 stream_options(16, Remainder::partial, 4), ids);
+    const auto record = [&](std::uint64_t epoch) {
+      std::vector<std::int64_t> order;
+      for (auto [batch] : ds.epoch({42, epoch, shuffle})) {
+        const auto values = read_back(ds.space(), ds.stream(), batch);
+        order.insert(order.end(), values.begin(), values.begin() + batch.valid_rows());
+      }
+      return order;
+    };
+    const auto first = record(0);
+    ASSERT_EQ(first.size(), n);
+    std::vector<std::int64_t> sorted = first;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t row = 0; row < n; ++row) ASSERT_EQ(sorted[row], std::int64_t(row));
+    EXPECT_EQ(record(0), first) << "same seed and epoch, same order";
+    EXPECT_NE(record(1), first) << "another epoch, another order";
+    EXPECT_FALSE(std::is_sorted(first.begin(), first.end()));
+  }
+}
+
+TYPED_TEST(TypedStreaming, RandomAccessAndBackwardJumpsServeTheRightBatch) {
+  const Data data(500);
+  StreamingDataset<TypeParam, std::int64_t> ds(this->space_, stream_options(10, Remainder::drop, 3),
+                                               data.id_tensor());
+  for (const std::size_t index : {0, 49, 13, 14, 2, 30, 29, 0}) {
+    const auto [batch] = ds.batch(index);
+    const auto values = read_back(ds.space(), ds.stream(), batch);
+    ASSERT_EQ(values.front(), std::int64_t(index * 10)) << "batch " << index;
+  }
+  EXPECT_THROW((void)ds.batch(50), std::out_of_range);
+}
+
+TYPED_TEST(TypedStreaming, MovedFromIsEmptyAndTheMovedToStreamsOn) {
+  const Data data(300);
+  StreamingDataset<TypeParam, std::int64_t> ds(this->space_, stream_options(10, Remainder::drop, 2),
+                                               data.id_tensor());
+  (void)ds.batch(5);  // a pass is running
+  StreamingDataset<TypeParam, std::int64_t> moved(std::move(ds));
+  EXPECT_EQ(ds.num_batches(), 0u);  // NOLINT(bugprone-use-after-move): documented as empty
+  EXPECT_EQ(ds.bytes(), 0u);
+  EXPECT_THROW((void)ds.batch(0), std::out_of_range);
+  for (std::size_t index = 0; index < moved.num_batches(); ++index) {
+    const auto [batch] = moved.batch(index);
+    ASSERT_EQ(read_back(moved.space(), moved.stream(), batch).front(), std::int64_t(index * 10));
+  }
+}
+
+TEST(StreamingDataset, MemoryNeverExceedsTheBudgetAndIsReturned) {
+  const Data data(10000);  // 80 KB of ids, 120 KB of features
+  const HostSpace space = HostSpace::with_budget(48 << 10);
+  {
+    const DatasetOptions options = stream_options(64, Remainder::partial, 0);  // automatic chunks
+    using Preloaded = DeviceDataset<HostSpace, std::int64_t, float>;
+    EXPECT_THROW(Preloaded(space, options, data.id_tensor(), data.feature_tensor()), CapacityError);
+    StreamingDataset<HostSpace, std::int64_t, float> ds(space, options, data.id_tensor(),
+                                                        data.feature_tensor());
+    EXPECT_LE(ds.bytes(), space.capacity().total_bytes);
+    EXPECT_GT(ds.num_chunks(), 1u);
+    std::size_t peak = 0, rows = 0;
+    for (auto [ids, features] : ds.epoch({1, 0, Shuffle::batches})) {
+      peak = std::max(peak, space.used_bytes());
+      rows += ids.valid_rows();
+      ASSERT_EQ(features.data()[0], 3.0f * static_cast<float>(ids.data()[0]));
+    }
+    EXPECT_EQ(rows, 10000u);
+    EXPECT_LE(peak, std::size_t{48} << 10);
+    EXPECT_EQ(peak, ds.bytes()) << "the ring is the one allocation";
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
+}
+
+TEST(StreamingDataset, RefusesWhenNotEvenTheRingFits) {
+  const Data data(1000);
+  const HostSpace space = HostSpace::with_budget(4096);
+  try {
+    StreamingDataset<HostSpace, float> ds(space, stream_options(100, Remainder::drop, 1, 4, 2),
+                                          data.feature_tensor());
+    FAIL() << "a ring of 4 slots of 1200 bytes cannot fit in 4 KiB";
+  } catch (const CapacityError& error) {
+    EXPECT_EQ(error.needed_bytes(), 4u * 1280u);  // 100 rows x 12 bytes, 256-aligned, 4 slots
+    EXPECT_NE(std::string(error.what()).find("even the streaming ring"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
+}
+
+TEST(StreamingDataset, InvalidStreamOptionsAreRefused) {
+  const Data data(10);
+  using Streamed = StreamingDataset<HostSpace, float>;
+  // No prefetch, and a ring with no slot left to read while the others load.
+  EXPECT_THROW(
+      Streamed(HostSpace{}, stream_options(2, Remainder::drop, 1, 2, 0), data.feature_tensor()),
+      InvalidArgument);
+  EXPECT_THROW(
+      Streamed(HostSpace{}, stream_options(2, Remainder::drop, 1, 2, 2), data.feature_tensor()),
+      InvalidArgument);
+}
+
+/// A scratch .npy file removed at the end of the test.
+struct TempNpy {
+  template <class T>
+  TempNpy(const std::string& name, const std::vector<T>& values, const resident::Shape& shape)
+      : path(::testing::TempDir() + name + "_" + std::to_string(::getpid()) + ".npy") {
+    resident::npy::save(path, values.data(), shape);
+  }
+  ~TempNpy() { std::remove(path.c_str()); }
+  TempNpy(const TempNpy&) = delete;
+  TempNpy& operator=(const TempNpy&) = delete;
+  std::string path;
+};
+
+TEST(StreamingDataset, NpyFilesStreamTheSameBatchesAsMemory) {
+  const Data data(777);
+  const TempNpy ids("stream_ids", data.ids, {777});
+  const TempNpy features("stream_features", data.features, {777, 3});
+  const DatasetOptions options = stream_options(32, Remainder::pad, 3);
+  auto from_files = resident::load_streaming_dataset<HostSpace, std::int64_t, float>(
+      HostSpace::with_budget(1 << 20), options, ids.path, features.path);
+  StreamingDataset<HostSpace, std::int64_t, float> from_memory(
+      HostSpace{}, options, data.id_tensor(), data.feature_tensor());
+  ASSERT_EQ(from_files.num_batches(), from_memory.num_batches());
+  auto file_epoch = from_files.epoch({3, 1, Shuffle::batches});
+  auto memory_epoch = from_memory.epoch({3, 1, Shuffle::batches});
+  for (std::size_t k = 0; k < file_epoch.size(); ++k) {
+    const auto [file_ids, file_features] = file_epoch.batch(k);
+    const auto [memory_ids, memory_features] = memory_epoch.batch(k);
+    ASSERT_EQ(file_ids.valid_rows(), memory_ids.valid_rows());
+    ASSERT_TRUE(std::equal(file_ids.data(), file_ids.data() + file_ids.size(), memory_ids.data()));
+    ASSERT_TRUE(std::equal(file_features.data(), file_features.data() + file_features.size(),
+                           memory_features.data()));
+  }
+}
+
+TEST(StreamingDataset, NpyOfTheWrongTypeOrOrderIsRefusedBeforeTheSpaceIsTouched) {
+  const std::vector<float> values(20);
+  const TempNpy file("stream_wrong", values, {10, 2});
+  const HostSpace space = HostSpace::with_budget(1 << 20);
+  const auto as_double = [&](const std::string& path) {
+    return resident::load_streaming_dataset<HostSpace, double>(
+        space, stream_options(1, Remainder::drop, 1), path);
+  };
+  EXPECT_THROW((void)as_double(file.path), FormatError);
+  const std::string fixture = std::string(RESIDENT_TEST_DATA_DIR) + "/f8_big_endian.npy";
+  try {
+    (void)as_double(fixture);
+    FAIL() << "a big-endian file cannot be streamed as it is";
+  } catch (const FormatError& error) {
+    EXPECT_NE(std::string(error.what()).find("little-endian C-order"), std::string::npos);
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
+}
+
+// The producer reads a chunk ahead; a file cut short (or removed) under it must surface as a
+// FormatError at the reader, never as SIGBUS, a crash or a hang.
+TEST(StreamingDataset, FileTruncatedWhileStreamingIsATypedError) {
+  const Data data(4000);
+  const TempNpy ids("stream_truncated", data.ids, {4000});
+  auto ds = resident::load_streaming_dataset<HostSpace, std::int64_t>(
+      HostSpace{}, stream_options(100, Remainder::drop, 2, 3, 1), ids.path);
+  (void)ds.batch(0);
+  ASSERT_EQ(::truncate(ids.path.c_str(), 128 + 1000 * 8), 0);  // header + 1000 rows left
+  try {
+    for (std::size_t index = 1; index < ds.num_batches(); ++index) (void)ds.batch(index);
+    FAIL() << "reading past the truncation must throw";
+  } catch (const FormatError& error) {
+    EXPECT_EQ(error.path(), ids.path);
+    EXPECT_NE(error.reason().find("truncated while streaming"), std::string::npos) << error.what();
+  }
+  // The dataset stays usable for what the file still holds: a new pass from batch 0.
+  const auto [first] = ds.batch(0);
+  EXPECT_EQ(first.data()[99], 99);
+}
+
+TEST(StreamingDataset, FileRemovedWhileStreamingIsATypedError) {
+  const Data data(4000);
+  const TempNpy ids("stream_removed", data.ids, {4000});
+  auto ds = resident::load_streaming_dataset<HostSpace, std::int64_t>(
+      HostSpace{}, stream_options(100, Remainder::drop, 2, 3, 1), ids.path);
+  (void)ds.batch(0);
+  ASSERT_EQ(std::remove(ids.path.c_str()), 0);
+  try {
+    for (std::size_t index = 1; index < ds.num_batches(); ++index) (void)ds.batch(index);
+    FAIL() << "streaming on from a removed file must throw";
+  } catch (const FormatError& error) {
+    EXPECT_NE(error.reason().find("removed while streaming"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
