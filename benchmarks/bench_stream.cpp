@@ -1,0 +1,257 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// Streaming throughput against the copy it is made of, measured in the same run: on the host
+// an epoch streamed from memory against memcpy and from a .npy file against a sequential read
+// of it; on a GPU an epoch streamed to the device against pinned cudaMemcpy, and the share of
+// time a compute kernel per batch waits for data. Read the ratio_* and wait_* counters.
+
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "resident/resident.hpp"
+#include "support/cuda_timer.hpp"
+
+namespace resident::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+constexpr std::size_t row_bytes = 3072;  // a CIFAR-10 image, uint8
+constexpr std::size_t batch_rows = 256;
+
+DatasetOptions stream_options() {
+  DatasetOptions options;
+  options.batch_size = batch_rows;
+  options.remainder = Remainder::drop;
+  options.reserve_bytes = 0;
+  options.streaming.chunk_batches = 32;  // 24 MiB chunks
+  return options;
+}
+
+/// Reads every batch's first and last byte, as a consumer touching the batch would.
+template <class Dataset>
+std::uint64_t stream_epoch(Dataset& ds) {
+  std::uint64_t sum = 0;
+  for (auto [rows] : ds.epoch({})) sum += rows.data()[0] + rows.data()[rows.size() - 1];
+  return sum;
+}
+
+void report(benchmark::State& state, std::size_t bytes, double stream_seconds, const char* baseline,
+            double baseline_seconds) {
+  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(total));
+  state.counters["stream_GBps"] = total / stream_seconds / 1e9;
+  state.counters[std::string(baseline) + "_GBps"] = total / baseline_seconds / 1e9;
+  state.counters[std::string("ratio_to_") + baseline] = baseline_seconds / stream_seconds;
+}
+
+/// An epoch streamed through a `HostSpace` budget of a quarter of the data, from host memory,
+/// against one `std::memcpy` of the same bytes into memory touched before (the DRAM limit).
+void BM_HostStreamVsMemcpy(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0)) / row_bytes;
+  const std::size_t bytes = rows * row_bytes;
+  std::vector<std::uint8_t> source(bytes);
+  std::iota(source.begin(), source.end(), std::uint8_t{0});
+  std::vector<std::uint8_t> target(bytes, 1);
+  StreamingDataset<HostSpace, std::uint8_t> ds(
+      HostSpace::with_budget(bytes / 4), stream_options(),
+      HostTensor<const std::uint8_t>(source.data(), {rows, row_bytes}));
+  benchmark::DoNotOptimize(stream_epoch(ds));  // warms the ring
+  double streamed = 0, copied = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    benchmark::DoNotOptimize(stream_epoch(ds));
+    const double stream_seconds = seconds_since(start);
+    streamed += stream_seconds;
+    start = Clock::now();
+    std::memcpy(target.data(), source.data(), bytes);
+    benchmark::ClobberMemory();
+    copied += seconds_since(start);
+    state.SetIterationTime(stream_seconds);
+  }
+  report(state, ds.num_batches() * batch_rows * row_bytes, streamed, "memcpy", copied);
+}
+BENCHMARK(BM_HostStreamVsMemcpy)
+    ->Arg(64 << 20)
+    ->Arg(256 << 20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+/// An epoch streamed from a `.npy` file (pread into the ring, page cache warm) against a
+/// sequential `read` of the same file in chunks of the same size into one buffer.
+void BM_HostStreamFileVsRead(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0)) / row_bytes;
+  const std::size_t bytes = rows * row_bytes;
+  const std::string path = "/tmp/resident_bench_stream_" + std::to_string(::getpid()) + ".npy";
+  {
+    std::vector<std::uint8_t> source(bytes);
+    std::iota(source.begin(), source.end(), std::uint8_t{0});
+    npy::save(path, source.data(), Shape{rows, row_bytes});
+  }
+  {
+    auto ds = load_streaming_dataset<HostSpace, std::uint8_t>(HostSpace::with_budget(bytes / 4),
+                                                              stream_options(), path);
+    const std::size_t chunk = ds.chunk_batches() * batch_rows * row_bytes;
+    std::vector<std::uint8_t> buffer(chunk);
+    benchmark::DoNotOptimize(stream_epoch(ds));  // the file is in the page cache from here on
+    double streamed = 0, read = 0;
+    for (auto _ : state) {
+      auto start = Clock::now();
+      benchmark::DoNotOptimize(stream_epoch(ds));
+      const double stream_seconds = seconds_since(start);
+      streamed += stream_seconds;
+      start = Clock::now();
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      for (::ssize_t got = 1; got > 0;) got = ::read(fd, buffer.data(), buffer.size());
+      ::close(fd);
+      benchmark::ClobberMemory();
+      read += seconds_since(start);
+      state.SetIterationTime(stream_seconds);
+    }
+    report(state, ds.num_batches() * batch_rows * row_bytes, streamed, "read", read);
+  }
+  std::remove(path.c_str());
+}
+BENCHMARK(BM_HostStreamFileVsRead)->Arg(256 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+#if RESIDENT_HAS_CUDA
+bool skip_without_device(benchmark::State& state) {
+  if (CudaSpace::device_count() != 0) return false;
+  state.SkipWithError("no CUDA device on this machine");
+  return true;
+}
+
+/// An epoch streamed to the device (pinned source: `range(1) == 1`, pageable: 0), no compute,
+/// against pinned `cudaMemcpy` of the same bytes timed with CUDA events (target ratio >= 0.9).
+void BM_CudaStreamVsPinnedCopy(benchmark::State& state) {
+  if (skip_without_device(state)) return;
+  const auto rows = static_cast<std::size_t>(state.range(0)) / row_bytes;
+  const std::size_t bytes = rows * row_bytes;
+  const bool from_pinned = state.range(1) != 0;
+  void* pinned = nullptr;
+  void* device = nullptr;
+  RESIDENT_CUDA_TRY(cudaMallocHost(&pinned, bytes));
+  std::memset(pinned, 3, bytes);
+  RESIDENT_CUDA_TRY(cudaMalloc(&device, bytes));
+  std::vector<std::uint8_t> pageable(bytes, 3);
+  {
+    StreamingDataset<CudaSpace, std::uint8_t> ds(
+        CudaSpace{0}, stream_options(),
+        HostTensor<const std::uint8_t>(
+            from_pinned ? static_cast<const std::uint8_t*>(pinned) : pageable.data(),
+            {rows, row_bytes}));
+    CudaTimer timer;
+    const auto epoch_seconds = [&] {
+      const auto start = Clock::now();
+      for (auto [batch] : ds.epoch({})) benchmark::DoNotOptimize(batch.data());
+      ds.space().synchronize(ds.stream());
+      return seconds_since(start);
+    };
+    (void)epoch_seconds();
+    double streamed = 0, copied = 0;
+    for (auto _ : state) {
+      const double stream_seconds = epoch_seconds();
+      streamed += stream_seconds;
+      copied += timer.copy(device, pinned, bytes);
+      state.SetIterationTime(stream_seconds);
+    }
+    report(state, ds.num_batches() * batch_rows * row_bytes, streamed, "pinned", copied);
+  }
+  state.SetLabel(from_pinned ? "from pinned" : "from pageable");
+  (void)cudaFree(device);
+  (void)cudaFreeHost(pinned);
+}
+BENCHMARK(BM_CudaStreamVsPinnedCopy)
+    ->Args({1 << 30, 1})
+    ->Args({1 << 30, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+#if defined(__CUDACC__)
+__global__ void spin_kernel(const std::uint8_t* batch, long long cycles, unsigned* sink) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  if (threadIdx.x == 0 && batch[0] == 255 && batch[1] == 255) atomicAdd(sink, 1u);
+}
+
+/// A synthetic compute kernel per batch lasting `range(0)` percent of that batch's transfer
+/// time at the pinned bandwidth, fed by an epoch streamed from pinned memory, against the
+/// same kernels over the same batches with nothing to wait for: `wait_fraction` is the share
+/// of the streamed epoch's time spent waiting for data (target < 0.05 when range(0) >= 100).
+void BM_CudaStreamComputeOverlap(benchmark::State& state) {
+  if (skip_without_device(state)) return;
+  const std::size_t rows = (std::size_t{1} << 30) / row_bytes;
+  const std::size_t bytes = rows * row_bytes;
+  void* pinned = nullptr;
+  void* device = nullptr;
+  unsigned* sink = nullptr;
+  RESIDENT_CUDA_TRY(cudaMallocHost(&pinned, bytes));
+  std::memset(pinned, 1, bytes);
+  RESIDENT_CUDA_TRY(cudaMalloc(&device, bytes));
+  RESIDENT_CUDA_TRY(cudaMalloc(&sink, sizeof(unsigned)));
+  {
+    StreamingDataset<CudaSpace, std::uint8_t> ds(
+        CudaSpace{0}, stream_options(),
+        HostTensor<const std::uint8_t>(static_cast<const std::uint8_t*>(pinned),
+                                       {rows, row_bytes}));
+    CudaTimer timer;
+    const double pinned_seconds = timer.copy(device, pinned, bytes);
+    int clock_khz = 0;
+    RESIDENT_CUDA_TRY(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    const double batch_transfer = pinned_seconds / static_cast<double>(ds.num_batches());
+    const auto cycles = static_cast<long long>(
+        batch_transfer * static_cast<double>(state.range(0)) / 100.0 * clock_khz * 1e3);
+    const auto run = [&](bool streamed) {
+      timer.start(ds.stream());
+      for (std::size_t k = 0; k < ds.num_batches(); ++k) {
+        const std::uint8_t* batch =
+            streamed ? std::get<0>(ds.batch(k)).data()
+                     : static_cast<const std::uint8_t*>(device) + k * batch_rows * row_bytes;
+        spin_kernel<<<1, 32, 0, ds.stream()>>>(batch, cycles, sink);
+      }
+      return timer.stop(ds.stream());
+    };
+    (void)run(true);
+    double with_stream = 0, compute_only = 0;
+    for (auto _ : state) {
+      const double streamed = run(true);
+      with_stream += streamed;
+      compute_only += run(false);
+      state.SetIterationTime(streamed);
+    }
+    report(state, ds.num_batches() * batch_rows * row_bytes, with_stream, "compute_only",
+           compute_only);
+    state.counters["wait_fraction"] = (with_stream - compute_only) / with_stream;
+    state.counters["compute_to_transfer"] = static_cast<double>(state.range(0)) / 100.0;
+  }
+  (void)cudaFree(sink);
+  (void)cudaFree(device);
+  (void)cudaFreeHost(pinned);
+}
+BENCHMARK(BM_CudaStreamComputeOverlap)
+    ->Arg(50)
+    ->Arg(100)
+    ->Arg(200)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+#endif  // __CUDACC__
+#endif  // RESIDENT_HAS_CUDA
+
+}  // namespace
+}  // namespace resident::bench
+
+BENCHMARK_MAIN();
