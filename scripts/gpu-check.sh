@@ -9,8 +9,8 @@
 #   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
 #
 # Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
-# It leaves 8 files: gpu.csv, one log per step (tests, quickstart, bench, memcheck) and the
-# three benchmarks' JSON (bench_epoch's with the PyTorch peers merged in).
+# It leaves 9 files: gpu.csv, one log per step (tests, quickstart, bench, memcheck) and the
+# four benchmarks' JSON (bench_epoch's with the PyTorch peers merged in).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/gpu
@@ -60,7 +60,7 @@ step tests run_tests
 step quickstart "$build/examples/quickstart" --space cuda
 run_benchmarks() {
   local name status=0
-  for name in bench_batch_view bench_upload bench_epoch; do
+  for name in bench_batch_view bench_upload bench_epoch bench_stream; do
     "$build/benchmarks/$name" --benchmark_out="$out/$name.json" --benchmark_out_format=json ||
       status=1
   done
