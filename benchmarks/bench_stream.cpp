@@ -60,6 +60,27 @@ void report(benchmark::State& state, std::size_t bytes, double stream_seconds, c
   state.counters[std::string("ratio_to_") + baseline] = baseline_seconds / stream_seconds;
 }
 
+/// Times a streamed epoch and `baseline()` in each iteration; reports the epoch's bytes/s and
+/// the ratio to the baseline's.
+template <class Dataset, class Baseline>
+void stream_against(benchmark::State& state, Dataset& ds, const char* baseline_name,
+                    Baseline&& baseline) {
+  benchmark::DoNotOptimize(stream_epoch(ds));  // warms the ring (and the page cache)
+  double streamed = 0, baseline_total = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    benchmark::DoNotOptimize(stream_epoch(ds));
+    const double stream_seconds = seconds_since(start);
+    streamed += stream_seconds;
+    start = Clock::now();
+    baseline();
+    benchmark::ClobberMemory();
+    baseline_total += seconds_since(start);
+    state.SetIterationTime(stream_seconds);
+  }
+  report(state, ds.num_batches() * batch_rows * row_bytes, streamed, baseline_name, baseline_total);
+}
+
 /// An epoch streamed through a `HostSpace` budget of half the data, from host memory,
 /// against one `std::memcpy` of the same bytes into memory touched before (the DRAM limit).
 void BM_HostStreamVsMemcpy(benchmark::State& state) {
@@ -71,20 +92,7 @@ void BM_HostStreamVsMemcpy(benchmark::State& state) {
   StreamingDataset<HostSpace, std::uint8_t> ds(
       HostSpace::with_budget(bytes / 2), stream_options(host_chunk_batches),
       HostTensor<const std::uint8_t>(source.data(), {rows, row_bytes}));
-  benchmark::DoNotOptimize(stream_epoch(ds));  // warms the ring
-  double streamed = 0, copied = 0;
-  for (auto _ : state) {
-    auto start = Clock::now();
-    benchmark::DoNotOptimize(stream_epoch(ds));
-    const double stream_seconds = seconds_since(start);
-    streamed += stream_seconds;
-    start = Clock::now();
-    std::memcpy(target.data(), source.data(), bytes);
-    benchmark::ClobberMemory();
-    copied += seconds_since(start);
-    state.SetIterationTime(stream_seconds);
-  }
-  report(state, ds.num_batches() * batch_rows * row_bytes, streamed, "memcpy", copied);
+  stream_against(state, ds, "memcpy", [&] { std::memcpy(target.data(), source.data(), bytes); });
 }
 BENCHMARK(BM_HostStreamVsMemcpy)
     ->Arg(128 << 20)
@@ -108,22 +116,11 @@ void BM_HostStreamFileVsRead(benchmark::State& state) {
         HostSpace::with_budget(bytes / 2), stream_options(host_chunk_batches), path);
     const std::size_t chunk = ds.chunk_batches() * batch_rows * row_bytes;
     std::vector<std::uint8_t> buffer(chunk);
-    benchmark::DoNotOptimize(stream_epoch(ds));  // the file is in the page cache from here on
-    double streamed = 0, read = 0;
-    for (auto _ : state) {
-      auto start = Clock::now();
-      benchmark::DoNotOptimize(stream_epoch(ds));
-      const double stream_seconds = seconds_since(start);
-      streamed += stream_seconds;
-      start = Clock::now();
+    stream_against(state, ds, "read", [&] {
       const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       for (::ssize_t got = 1; got > 0;) got = ::read(fd, buffer.data(), buffer.size());
       ::close(fd);
-      benchmark::ClobberMemory();
-      read += seconds_since(start);
-      state.SetIterationTime(stream_seconds);
-    }
-    report(state, ds.num_batches() * batch_rows * row_bytes, streamed, "read", read);
+    });
   }
   std::remove(path.c_str());
 }

@@ -273,6 +273,20 @@ TEST(StreamingDataset, NpyOfTheWrongTypeOrOrderIsRefusedBeforeTheSpaceIsTouched)
   EXPECT_EQ(space.used_bytes(), 0u);
 }
 
+/// Reads every batch of `ds` after the first and expects the FormatError whose reason says
+/// `what`; returns the error's path.
+template <class Dataset>
+std::string expect_error_while_streaming(Dataset& ds, const std::string& what) {
+  try {
+    for (std::size_t index = 1; index < ds.num_batches(); ++index) (void)ds.batch(index);
+  } catch (const FormatError& error) {
+    EXPECT_NE(error.reason().find(what), std::string::npos) << error.what();
+    return error.path();
+  }
+  ADD_FAILURE() << "streaming on must throw a FormatError saying '" << what << "'";
+  return {};
+}
+
 // The producer reads a chunk ahead; a file cut short (or removed) under it must surface as a
 // FormatError at the reader, never as SIGBUS, a crash or a hang.
 TEST(StreamingDataset, FileTruncatedWhileStreamingIsATypedError) {
@@ -282,13 +296,7 @@ TEST(StreamingDataset, FileTruncatedWhileStreamingIsATypedError) {
       HostSpace{}, stream_options(100, Remainder::drop, 2, 3, 1), ids.path);
   (void)ds.batch(0);
   ASSERT_EQ(::truncate(ids.path.c_str(), 128 + 1000 * 8), 0);  // header + 1000 rows left
-  try {
-    for (std::size_t index = 1; index < ds.num_batches(); ++index) (void)ds.batch(index);
-    FAIL() << "reading past the truncation must throw";
-  } catch (const FormatError& error) {
-    EXPECT_EQ(error.path(), ids.path);
-    EXPECT_NE(error.reason().find("truncated while streaming"), std::string::npos) << error.what();
-  }
+  EXPECT_EQ(expect_error_while_streaming(ds, "truncated while streaming"), ids.path);
   // The dataset stays usable for what the file still holds: a new pass from batch 0.
   const auto [first] = ds.batch(0);
   EXPECT_EQ(first.data()[99], 99);
@@ -301,12 +309,7 @@ TEST(StreamingDataset, FileRemovedWhileStreamingIsATypedError) {
       HostSpace{}, stream_options(100, Remainder::drop, 2, 3, 1), ids.path);
   (void)ds.batch(0);
   ASSERT_EQ(std::remove(ids.path.c_str()), 0);
-  try {
-    for (std::size_t index = 1; index < ds.num_batches(); ++index) (void)ds.batch(index);
-    FAIL() << "streaming on from a removed file must throw";
-  } catch (const FormatError& error) {
-    EXPECT_NE(error.reason().find("removed while streaming"), std::string::npos) << error.what();
-  }
+  EXPECT_EQ(expect_error_while_streaming(ds, "removed while streaming"), ids.path);
 }
 
 }  // namespace
