@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The resident authors
+# SPDX-License-Identifier: Apache-2.0
+"""Writes scikit-learn's handwritten digits (1,797 images of 8x8 pixels, 10 classes; shipped
+inside scikit-learn, no download) as resident's examples read them:
+
+    <dir>/digits_x.npy  uint8 pixels, shape (1797, 64), values 0..16
+    <dir>/digits_y.npy  int32 labels, shape (1797,)
+
+Pixels are stored compactly (one byte each) and normalised on the fly by the training loop
+(resident::Normalize{1/16, 0}). The rows are shuffled once with a fixed seed so that the last
+fifth, which train_mlp holds out, has every class.
+
+usage: prepare_digits.py <dir>
+"""
+import os
+import sys
+
+import numpy as np
+from sklearn.datasets import load_digits
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    digits = load_digits()
+    order = np.random.default_rng(20261203).permutation(len(digits.target))
+    pixels = digits.data[order].astype(np.uint8)
+    labels = digits.target[order].astype(np.int32)
+    np.save(os.path.join(out, "digits_x.npy"), np.ascontiguousarray(pixels))
+    np.save(os.path.join(out, "digits_y.npy"), np.ascontiguousarray(labels))
+    print(f"prepare_digits: {pixels.shape[0]} images of {pixels.shape[1]} pixels, "
+          f"{len(np.unique(labels))} classes -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
