@@ -9,8 +9,9 @@
 #   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
 #
 # Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
-# It leaves 9 files: gpu.csv, one log per step (tests, quickstart, bench, memcheck) and the
-# four benchmarks' JSON (bench_epoch's with the PyTorch peers merged in).
+# It leaves gpu.csv, one log per step (tests, quickstart, bench, memcheck), the JSON and text
+# output of every benchmark (scripts/bench.sh; bench_epoch's JSON with the PyTorch peers merged
+# in) and, where matplotlib is installed, the plots under img/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/gpu
@@ -18,11 +19,14 @@ if [[ -d /usr/local/cuda/bin ]]; then export PATH="/usr/local/cuda/bin:$PATH"; f
 
 build_gpu_preset() {
   cmake --preset gpu && cmake --build --preset gpu || return 1
-  # The GPU machine has no Google Benchmark: carry its shared library with the build.
+  # The GPU machine has no Google Benchmark or OpenBLAS: carry their shared libraries (and
+  # OpenBLAS's Fortran runtime) with the build.
   mkdir -p "$build/lib"
   local lib
-  lib=$(ldd "$build/benchmarks/bench_upload" | awk '/libbenchmark/ {print $3}')
-  [[ -n $lib ]] && cp -L "$lib" "$build/lib/"
+  for lib in $(ldd "$build/benchmarks/bench_upload" "$build/benchmarks/bench_preload_vs_stream" |
+    awk '/libbenchmark|libopenblas|libblas|libgfortran|libquadmath/ {print $3}' | sort -u); do
+    cp -L "$lib" "$build/lib/"
+  done
 }
 
 if [[ ${1:-} == --build-only ]]; then
@@ -59,27 +63,12 @@ run_tests() {
 step tests run_tests
 step quickstart "$build/examples/quickstart" --space cuda
 run_benchmarks() {
-  local name status=0
-  for name in bench_batch_view bench_upload bench_epoch bench_stream; do
-    "$build/benchmarks/$name" --benchmark_out="$out/$name.json" --benchmark_out_format=json ||
-      status=1
-  done
-  # The PyTorch peers of bench_epoch, merged into its JSON so that both land in one file.
-  python3 benchmarks/peers/torch_epoch.py --out "$out/torch_epoch.json" || status=1
-  if [[ -f $out/torch_epoch.json && -f $out/bench_epoch.json ]]; then
-    python3 - "$out/bench_epoch.json" "$out/torch_epoch.json" <<'PY' || status=1
-import json, sys
-bench_path, peer_path = sys.argv[1], sys.argv[2]
-with open(bench_path) as f:
-    bench = json.load(f)
-with open(peer_path) as f:
-    bench["peers"] = json.load(f)
-with open(bench_path, "w") as f:
-    json.dump(bench, f, indent=2)
-PY
-    rm -f "$out/torch_epoch.json"
-  fi
-  return $status
+  scripts/bench.sh --build-dir "$build" --out "$out" &&
+    if python3 -c "import matplotlib" 2>/dev/null || /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+      python3 scripts/plot_bench.py "$out" --img "$out/img"
+    else
+      echo "matplotlib is not installed here; plot later with scripts/plot_bench.py $out"
+    fi
 }
 step bench run_benchmarks
 if command -v compute-sanitizer >/dev/null; then
