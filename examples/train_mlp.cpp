@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "flags.hpp"
 #include "mlp.hpp"
 #include "resident/resident.hpp"
 #include "synthetic.hpp"
@@ -205,28 +206,18 @@ int train_on(const resident::HostTensor<const Feature>& x,
 }
 
 bool parse(int argc, char** argv, Arguments& args) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--x")
-      args.x = value;
-    else if (flag == "--y")
-      args.y = value;
-    else if (flag == "--epochs")
-      args.epochs = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--batch")
-      args.batch = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--seed")
-      args.seed = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--rate")
-      args.rate = std::strtof(value.c_str(), nullptr);
-    else if (flag == "--scale")
-      args.scale = std::strtof(value.c_str(), nullptr);
-    else if (flag == "--space" && (value == "host" || value == "cuda" || value == "auto"))
-      args.space = value;
-    else
-      return false;
-  }
-  return argc % 2 == 1 && args.x.empty() == args.y.empty() && args.batch > 0;
+  const bool parsed = examples::Flags()
+                          .add("x", args.x)
+                          .add("y", args.y)
+                          .add("epochs", args.epochs)
+                          .add("batch", args.batch)
+                          .add("seed", args.seed)
+                          .add("rate", args.rate)
+                          .add("scale", args.scale)
+                          .add("space", args.space)
+                          .parse(argc, argv);
+  return parsed && (args.space == "host" || args.space == "cuda" || args.space == "auto") &&
+         args.x.empty() == args.y.empty() && args.batch > 0;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "flags.hpp"
 #include "softmax_regression.hpp"
 #include "synthetic.hpp"
 
@@ -94,26 +95,18 @@ int train_with_labels(const resident::npy::Array& x, const resident::npy::Array&
 
 int main(int argc, char** argv) {
   Arguments args;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--x")
-      args.x = value;
-    else if (flag == "--y")
-      args.y = value;
-    else if (flag == "--epochs")
-      args.epochs = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--batch")
-      args.batch = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--seed")
-      args.seed = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--save-synthetic")
-      args.save_dir = value;
-    else {
-      std::fprintf(stderr,
-                   "usage: train_npy [--x X.npy --y Y.npy] [--epochs N] [--batch B] "
-                   "[--seed S] | --save-synthetic DIR\n");
-      return 2;
-    }
+  if (!examples::Flags()
+           .add("x", args.x)
+           .add("y", args.y)
+           .add("epochs", args.epochs)
+           .add("batch", args.batch)
+           .add("seed", args.seed)
+           .add("save-synthetic", args.save_dir)
+           .parse(argc, argv)) {
+    std::fprintf(stderr,
+                 "usage: train_npy [--x X.npy --y Y.npy] [--epochs N] [--batch B] "
+                 "[--seed S] | --save-synthetic DIR\n");
+    return 2;
   }
   try {
     if (args.x.empty() != args.y.empty()) {
