@@ -22,7 +22,7 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
-#include "resident/detail/compact.hpp"
+#include "resident/detail/copy_workers.hpp"
 #include "resident/detail/cuda_chunk_transport.hpp"
 #include "resident/detail/host_chunk_transport.hpp"
 #include "resident/detail/layout.hpp"
@@ -30,10 +30,10 @@
 #include "resident/detail/row_source.hpp"
 #include "resident/detail/stream_layout.hpp"
 #include "resident/epoch.hpp"
+#include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/npy.hpp"
 #include "resident/permutation.hpp"
-#include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {
@@ -184,22 +184,22 @@ class StreamingDataset {
                    std::array<detail::RowSource, num_fields> sources,
                    std::array<Shape, num_fields> row_shapes)
       : space_(std::move(space)), options_(options), layout_(layout), row_shapes_(row_shapes) {
-    const Plan verdict =
-        detail::plan_layout(space_, options, layout, {detail::element_kind<Ts>()...});
-    stream_layout_ = detail::make_stream_layout(layout, options.streaming, verdict.usable_bytes());
-    if (stream_layout_.total_bytes > verdict.usable_bytes())
-      throw CapacityError(space_.name(), stream_layout_.total_bytes, verdict.free_bytes,
-                          verdict.total_bytes, verdict.reserve_bytes,
+    const Capacity capacity = space_.capacity();
+    const std::size_t reserve = options.reserve_bytes.value_or(space_.default_reserve_bytes());
+    const std::size_t usable = detail::usable_bytes(capacity.free_bytes, reserve);
+    stream_layout_ = detail::make_stream_layout(layout, options.streaming, usable);
+    if (stream_layout_.total_bytes > usable)
+      throw CapacityError(space_.name(), stream_layout_.total_bytes, capacity.free_bytes,
+                          capacity.total_bytes, reserve,
                           "even the streaming ring (" + std::to_string(stream_layout_.ring_chunks) +
                               " chunks of " + std::to_string(stream_layout_.chunk_batches) +
                               " batches) does not fit; use fewer or smaller chunks "
                               "(StreamOptions::ring_chunks, chunk_batches) or lower the reserve");
     stream_ = detail::dataset_stream(space_, options);
     ring_ = detail::Allocation<Space>(space_, stream_layout_.total_bytes);
-    std::vector<const detail::RowSource*> all;
-    for (const auto& source : sources) all.push_back(&source);
     transport_ = std::make_unique<Transport>(
-        space_, stream_.get(), stream_layout_.ring_chunks, stream_layout_.slot_bytes, pinned(all),
+        space_, stream_.get(), stream_layout_.ring_chunks, stream_layout_.slot_bytes,
+        pinned(sources),
         detail::upload_thread_count(options.upload_threads, stream_layout_.slot_bytes));
     loader_ = std::make_shared<const Loader>(
         Loader{layout_, stream_layout_, std::move(sources), ring_.data(), transport_.get()});
@@ -308,7 +308,8 @@ class StreamingDataset {
   using Loader = detail::ChunkLoader<Transport, num_fields>;
   friend class StreamingEpoch<StreamingDataset>;
 
-  static bool pinned(const std::vector<const detail::RowSource*>& sources) {
+  // Whether the copy engine can read every source directly (CudaSpace, page-locked memory).
+  static bool pinned(const std::array<detail::RowSource, num_fields>& sources) {
 #if RESIDENT_HAS_CUDA
     if constexpr (std::is_same_v<Space, CudaSpace>) return detail::sources_are_pinned(sources);
 #endif

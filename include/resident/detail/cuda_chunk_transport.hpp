@@ -7,8 +7,10 @@
 #if RESIDENT_HAS_CUDA
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/cuda_try.hpp"
+#include "resident/detail/cuda_upload.hpp"
 #include "resident/detail/row_source.hpp"
 
 namespace resident::detail {
@@ -135,21 +138,12 @@ class CudaChunkTransport {
 
 /// @brief Whether every source is page-locked host memory, so chunks can be copied straight
 /// from it (files and pageable memory are staged).
-inline bool sources_are_pinned(const std::vector<const RowSource*>& sources) {
-  for (const RowSource* source : sources) {
-    if (source->memory() == nullptr) return false;
-    if (source->rows() == 0) continue;
-    const std::byte* last = source->memory() + source->rows() * source->row_bytes() - 1;
-    for (const std::byte* address : {source->memory(), last}) {
-      cudaPointerAttributes attributes{};
-      if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-        (void)cudaGetLastError();  // pageable memory is an error to old drivers
-        return false;
-      }
-      if (attributes.type != cudaMemoryTypeHost) return false;
-    }
-  }
-  return true;
+template <class Sources>
+bool sources_are_pinned(const Sources& sources) {
+  return std::all_of(std::begin(sources), std::end(sources), [](const RowSource& source) {
+    return source.memory() != nullptr &&
+           range_is_pinned(source.memory(), source.rows() * source.row_bytes());
+  });
 }
 
 }  // namespace resident::detail

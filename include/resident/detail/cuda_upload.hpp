@@ -21,19 +21,26 @@
 
 namespace resident::detail {
 
-/// @brief Whether the device can read every source by DMA as it is (page-locked host memory,
-/// from `cudaMallocHost` or `cudaHostRegister`), so that staging would only add a copy.
-inline bool sources_are_pinned(const UploadPlan& plan) {
-  const auto pinned = [](const std::byte* address) {
+/// @brief Whether the device can read `[first, first + bytes)` by DMA as it is (page-locked
+/// host memory, from `cudaMallocHost` or `cudaHostRegister`), so that staging would only add a
+/// copy. Both ends are asked, so a range that runs off a pinned block is not taken for pinned.
+inline bool range_is_pinned(const std::byte* first, std::size_t bytes) {
+  if (bytes == 0) return true;
+  for (const std::byte* address : {first, first + bytes - 1}) {
     cudaPointerAttributes attributes{};
     if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
       (void)cudaGetLastError();  // pageable memory may be reported as an error by old drivers
       return false;
     }
-    return attributes.type == cudaMemoryTypeHost;
-  };
-  return std::all_of(plan.pieces.begin(), plan.pieces.end(), [&](const UploadPiece& piece) {
-    return piece.bytes == 0 || (pinned(piece.source) && pinned(piece.source + piece.bytes - 1));
+    if (attributes.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+
+/// @brief Whether every source of an upload is page-locked (see `range_is_pinned`).
+inline bool sources_are_pinned(const UploadPlan& plan) {
+  return std::all_of(plan.pieces.begin(), plan.pieces.end(), [](const UploadPiece& piece) {
+    return range_is_pinned(piece.source, piece.bytes);
   });
 }
 
