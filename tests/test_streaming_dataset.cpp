@@ -16,6 +16,7 @@
 #include "resident/npy.hpp"
 #include "resident/streaming_dataset.hpp"
 #include "support/spaces.hpp"
+#include "support/temp_npy.hpp"
 
 namespace {
 
@@ -32,6 +33,7 @@ using resident::Sharding;
 using resident::Shuffle;
 using resident::StreamingDataset;
 using resident::testing::read_back;
+using resident::testing::TempNpy;
 
 DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_t chunk_batches,
                               std::size_t ring = 3, std::size_t prefetch = 2) {
@@ -218,19 +220,6 @@ TEST(StreamingDataset, InvalidStreamOptionsAreRefused) {
       Streamed(HostSpace{}, stream_options(2, Remainder::drop, 1, 2, 2), data.feature_tensor()),
       InvalidArgument);
 }
-
-/// A scratch .npy file removed at the end of the test.
-struct TempNpy {
-  template <class T>
-  TempNpy(const std::string& name, const std::vector<T>& values, const resident::Shape& shape)
-      : path(::testing::TempDir() + name + "_" + std::to_string(::getpid()) + ".npy") {
-    resident::npy::save(path, values.data(), shape);
-  }
-  ~TempNpy() { std::remove(path.c_str()); }
-  TempNpy(const TempNpy&) = delete;
-  TempNpy& operator=(const TempNpy&) = delete;
-  std::string path;
-};
 
 TEST(StreamingDataset, NpyFilesStreamTheSameBatchesAsMemory) {
   const Data data(777);

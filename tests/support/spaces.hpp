@@ -16,9 +16,12 @@
 
 namespace resident::testing {
 
-/// Why `Space` cannot run here (no device, no driver), or nothing when it can.
+/// Why `Space` cannot run here (no device, no driver), or nothing when it can; a space that
+/// wraps another (`Space::inner_space`, as the fault-injecting one does) runs where that runs.
 template <class Space>
-std::optional<std::string> unavailable_reason();
+std::optional<std::string> unavailable_reason() {
+  return unavailable_reason<typename Space::inner_space>();
+}
 
 template <>
 inline std::optional<std::string> unavailable_reason<HostSpace>() {

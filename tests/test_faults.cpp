@@ -1,0 +1,394 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// Fault injection: every allocation, copy and capacity query that a construction, upload,
+// assignment, .npy load, gathering epoch or streaming pass makes is failed in turn. Each fault
+// must surface as its own typed error, return every byte taken, leave the caller's data as it
+// was, and leave a dataset that existed before intact and readable; afterwards the same work
+// succeeds. Run under ASan/LSan (the asan preset), a leak at any fault point fails the run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "resident/resident.hpp"
+#include "support/faulty_space.hpp"
+#include "support/spaces.hpp"
+#include "support/temp_npy.hpp"
+
+namespace {
+
+using resident::CapacityError;
+using resident::CudaError;
+using resident::DatasetOptions;
+using resident::DeviceDataset;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::Remainder;
+using resident::Shuffle;
+using resident::StreamingDataset;
+using resident::testing::all_operations;
+using resident::testing::FaultInjector;
+using resident::testing::FaultySpace;
+using resident::testing::Operation;
+using resident::testing::operation_name;
+using resident::testing::read_back;
+using resident::testing::TempNpy;
+
+constexpr std::size_t kRows = 203;  // not a multiple of the batch: padding rows are copied too
+constexpr std::size_t kColumns = 5;
+constexpr std::size_t kBatch = 16;
+
+/// Two fields, every value distinct and derived from `seed`.
+struct Source {
+  explicit Source(int seed) : features(kRows * kColumns), labels(kRows) {
+    for (std::size_t i = 0; i < features.size(); ++i)
+      features[i] = static_cast<float>(i) * 0.5f + static_cast<float>(seed);
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      labels[i] = static_cast<std::int32_t>(i) * 7 + seed;
+  }
+  [[nodiscard]] HostTensor<const float> x() const { return {features.data(), {kRows, kColumns}}; }
+  [[nodiscard]] HostTensor<const std::int32_t> y() const { return {labels.data(), {kRows}}; }
+  bool operator==(const Source& other) const {
+    return features == other.features && labels == other.labels;
+  }
+  std::vector<float> features;
+  std::vector<std::int32_t> labels;
+};
+
+/// Small chunks, so that an upload makes many copies, and padding, so that some copy zeros.
+DatasetOptions preload_options() {
+  DatasetOptions options;
+  options.batch_size = kBatch;
+  options.remainder = Remainder::pad;
+  options.reserve_bytes = 0;
+  options.chunk_bytes = 1024;
+  options.upload_threads = 1;  // one copy order, so that the k-th copy is the same every run
+  options.on_progress = [](resident::Progress /*progress*/) { return true; };
+  return options;
+}
+
+/// Three-batch chunks in a ring of three: a pass is 4 chunks, each several copies.
+DatasetOptions stream_options() {
+  DatasetOptions options;
+  options.batch_size = kBatch;
+  options.remainder = Remainder::drop;
+  options.reserve_bytes = 0;
+  options.streaming.chunk_batches = 3;
+  options.streaming.ring_chunks = 3;
+  options.streaming.prefetch_chunks = 1;
+  return options;
+}
+
+template <class Inner>
+Inner make_inner() {
+  if constexpr (std::is_same_v<Inner, HostSpace>)
+    return HostSpace::with_budget(std::size_t{64} << 20);
+  else
+    return Inner{};
+}
+
+/// Bytes the wrapped space itself accounts for (the host budget); the injector's count of
+/// live bytes covers every space.
+template <class Inner>
+std::size_t accounted_bytes(const Inner& inner) {
+  if constexpr (std::is_same_v<Inner, HostSpace>)
+    return inner.used_bytes();
+  else
+    return 0;
+}
+
+std::size_t& total_fault_points() {
+  static std::size_t total = 0;
+  return total;
+}
+
+/// Prints, at the end of the run, how many faults were injected in all.
+class FaultSummary : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::cout << "[ faults   ] " << total_fault_points()
+              << " fault points injected in all; each surfaced as its typed error, returned "
+                 "its memory and left the data intact\n";
+  }
+};
+const auto* const summary = ::testing::AddGlobalTestEnvironment(new FaultSummary);
+
+template <class Inner>
+class Faults : public ::testing::Test {
+ protected:
+  using Space = FaultySpace<Inner>;
+  using Preloaded = DeviceDataset<Space, float, std::int32_t>;
+  using Streamed = StreamingDataset<Space, float, std::int32_t>;
+
+  void SetUp() override {
+    resident::testing::skip_unless_usable<Inner>();
+    if (::testing::Test::IsSkipped()) return;
+    space_ = Space(make_inner<Inner>(), std::make_shared<FaultInjector>());
+    prior_.emplace(space_, preload_options(), source_.x(), source_.y());
+  }
+
+  /// Expects `dataset` to hold `expected`, every row of both fields.
+  template <class Dataset>
+  static void expect_holds(const Dataset& dataset, const Source& expected) {
+    ASSERT_EQ(dataset.num_rows(), kRows);
+    const auto features = read_back(dataset.space(), dataset.stream(), dataset.template field<0>());
+    const auto labels = read_back(dataset.space(), dataset.stream(), dataset.template field<1>());
+    EXPECT_EQ(features, expected.features);
+    EXPECT_EQ(labels, expected.labels);
+  }
+
+  /// Expects an unshuffled pass of `dataset` to deliver `expected`'s rows batch by batch.
+  static void expect_streams(Streamed& dataset, const Source& expected) {
+    ASSERT_EQ(dataset.num_batches(), kRows / kBatch);
+    for (std::size_t k = 0; k < dataset.num_batches(); ++k) {
+      const auto [features, labels] = dataset.batch(k);
+      const auto got = read_back(dataset.space(), dataset.stream(), labels);
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), expected.labels.begin() + k * kBatch)) << k;
+      const auto got_features = read_back(dataset.space(), dataset.stream(), features);
+      ASSERT_TRUE(std::equal(got_features.begin(), got_features.end(),
+                             expected.features.begin() + k * kBatch * kColumns))
+          << k;
+    }
+  }
+
+  /// Runs `work` once to count the operations it reaches, then once for every one of them
+  /// with that operation failing, checking after each fault what must hold (plus
+  /// `after_fault`); `prepare` runs before every try, unfailed. Finally `work` must succeed.
+  void inject_every_fault(const std::string& what, const std::function<void()>& prepare,
+                          const std::function<void()>& work,
+                          const std::function<void()>& after_fault) {
+    FaultInjector& injector = space_.injector();
+    const auto reset = [&] {
+      injector.count_only();
+      prepare();
+      injector.count_only();
+    };
+    reset();
+    work();
+    std::array<std::size_t, all_operations.size()> reached{};
+    for (const Operation operation : all_operations)
+      reached[static_cast<std::size_t>(operation)] = injector.count(operation);
+
+    std::size_t injected = 0;
+    for (const Operation operation : all_operations) {
+      const std::size_t points = reached[static_cast<std::size_t>(operation)];
+      for (std::size_t k = 1; k <= points; ++k) {
+        SCOPED_TRACE(what + ": " + operation_name(operation) + " #" + std::to_string(k) + " of " +
+                     std::to_string(points));
+        reset();
+        const std::size_t live_bytes = injector.live_bytes();
+        const std::size_t live_allocations = injector.live_allocations();
+        const std::size_t accounted = accounted_bytes(space_.inner());
+        injector.arm(operation, k);
+        expect_injected_error(operation, work);
+        injector.count_only();
+        ++injected;
+        EXPECT_EQ(injector.live_bytes(), live_bytes) << "bytes taken before the fault were kept";
+        EXPECT_EQ(injector.live_allocations(), live_allocations);
+        EXPECT_EQ(accounted_bytes(space_.inner()), accounted);
+        EXPECT_TRUE(source_ == pristine_) << "the caller's data changed";
+        expect_holds(*prior_, source_);
+        after_fault();
+        if (::testing::Test::HasFailure()) return;  // the first broken point says enough
+      }
+    }
+    std::cout << "[ faults   ] " << what << ": " << injected << " fault points (" << reached[0]
+              << " allocations, " << reached[1] << " copies, " << reached[2]
+              << " capacity queries), each a typed error with nothing lost\n";
+    total_fault_points() += injected;
+    ::testing::Test::RecordProperty("fault_points", static_cast<int>(injected));
+    EXPECT_GT(injected, 0u);
+
+    reset();
+    work();
+  }
+
+  void expect_injected_error(Operation operation, const std::function<void()>& work) {
+    const FaultInjector& injector = space_.injector();
+    try {
+      work();
+    } catch (const CapacityError& error) {
+      EXPECT_EQ(operation, Operation::allocate) << error.what();
+      EXPECT_NE(std::string(error.what()).find(injector.fault_message()), std::string::npos)
+          << "not the injected fault: " << error.what();
+      return;
+    } catch (const CudaError& error) {
+      EXPECT_NE(operation, Operation::allocate) << error.what();
+      EXPECT_EQ(error.what(), injector.fault_message()) << "not the injected fault";
+      return;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "the fault surfaced as another error: " << error.what();
+      return;
+    }
+    ADD_FAILURE() << "the work completed although the fault " << (injector.fired() ? "" : "never ")
+                  << "fired";
+  }
+
+  Space space_{};
+  Source source_{1};
+  const Source pristine_{1};
+  const Source other_{2};
+  std::optional<Preloaded> prior_;
+};
+
+struct InnerName {
+  template <class Inner>
+  static std::string GetName(int /*index*/) {
+    return std::is_same_v<Inner, HostSpace> ? "FaultyHostSpace" : "FaultyCudaSpace";
+  }
+};
+TYPED_TEST_SUITE(Faults, resident::testing::SpaceTypes, InnerName);
+
+TYPED_TEST(Faults, ConstructionAndUpload) {
+  using Preloaded = typename TestFixture::Preloaded;
+  this->inject_every_fault(
+      "construction and upload", [] {},
+      [this] {
+        const Preloaded dataset(this->space_, preload_options(), this->other_.x(),
+                                this->other_.y());
+        EXPECT_EQ(dataset.num_rows(), kRows);
+      },
+      [] {});
+}
+
+TYPED_TEST(Faults, AssignmentKeepsTheDatasetItWouldReplace) {
+  using Preloaded = typename TestFixture::Preloaded;
+  std::optional<Preloaded> target;
+  this->inject_every_fault(
+      "move assignment of a new dataset",
+      [&] {
+        target.reset();
+        target.emplace(this->space_, preload_options(), this->source_.x(), this->source_.y());
+      },
+      [&] {
+        *target = Preloaded(this->space_, preload_options(), this->other_.x(), this->other_.y());
+      },
+      [&] { this->expect_holds(*target, this->source_); });
+  this->expect_holds(*target, this->other_);
+}
+
+TYPED_TEST(Faults, LoadFromNpyFiles) {
+  using Space = typename TestFixture::Space;
+  const TempNpy features("faults_x", this->other_.features, {kRows, kColumns});
+  const TempNpy labels("faults_y", this->other_.labels, {kRows});
+  this->inject_every_fault(
+      "load_dataset from .npy", [] {},
+      [&] {
+        const auto dataset = resident::load_dataset<Space, float, std::int32_t>(
+            this->space_, preload_options(), features.path, labels.path);
+        EXPECT_EQ(dataset.num_rows(), kRows);
+      },
+      [&] {
+        EXPECT_EQ(resident::npy::load(features.path).template as<float>().rows(), kRows);
+        const auto on_disk = resident::npy::load(labels.path);
+        const auto view = on_disk.template as<std::int32_t>();
+        EXPECT_TRUE(std::equal(this->other_.labels.begin(), this->other_.labels.end(), view.data()))
+            << "the file changed";
+      });
+}
+
+TYPED_TEST(Faults, GatheringEpochKeepsTheDatasetReadable) {
+  using Preloaded = typename TestFixture::Preloaded;
+  if constexpr (resident::is_device_accessible_v<typename TestFixture::Space>) {
+    GTEST_SKIP() << "a device gather launches kernels, which this g++-compiled test cannot";
+  } else {
+    std::optional<Preloaded> dataset;
+    const auto sum_of_labels = [&](auto&& epoch) {
+      std::int64_t sum = 0;
+      for (const auto& [features, labels] : epoch)
+        for (std::size_t r = 0; r < labels.valid_rows(); ++r) sum += labels.data()[r];
+      return sum;
+    };
+    std::int64_t expected_sum = 0;
+    for (const std::int32_t label : this->source_.labels) expected_sum += label;
+    this->inject_every_fault(
+        "gathering epochs (Shuffle::samples, then a conversion)",
+        [&] {
+          dataset.reset();
+          dataset.emplace(this->space_, preload_options(), this->source_.x(), this->source_.y());
+        },
+        [&] {
+          EXPECT_EQ(sum_of_labels(dataset->epoch({7, 0, Shuffle::samples})), expected_sum);
+          (void)sum_of_labels(dataset->epoch(
+              {7, 1, Shuffle::batches}, resident::convert<0>(resident::Normalize{2.0f, 1.0f})));
+        },
+        [&] {
+          this->expect_holds(*dataset, this->source_);
+          EXPECT_EQ(sum_of_labels(dataset->epoch({7, 2, Shuffle::samples})), expected_sum)
+              << "a gathering epoch after the fault must work";
+        });
+  }
+}
+
+TYPED_TEST(Faults, StreamingConstructionAndPasses) {
+  using Streamed = typename TestFixture::Streamed;
+  this->inject_every_fault(
+      "streaming construction and two passes", [] {},
+      [this] {
+        Streamed dataset(this->space_, stream_options(), this->source_.x(), this->source_.y());
+        for (const std::uint64_t epoch : {0, 1})
+          for (const auto& batch : dataset.epoch({3, epoch, Shuffle::batches})) (void)batch;
+      },
+      [] {});
+}
+
+// A pass that fails leaves the dataset as it was: the next pass starts over and reads every
+// batch, with no memory taken or lost.
+TYPED_TEST(Faults, StreamingPassKeepsTheDatasetUsable) {
+  using Streamed = typename TestFixture::Streamed;
+  std::optional<Streamed> dataset;
+  this->inject_every_fault(
+      "streaming passes of a dataset that stays",
+      [&] {
+        dataset.reset();
+        dataset.emplace(this->space_, stream_options(), this->source_.x(), this->source_.y());
+      },
+      [&] {
+        for (const std::uint64_t epoch : {0, 1})
+          for (const auto& batch : dataset->epoch({3, epoch, Shuffle::batches})) (void)batch;
+      },
+      [&] { TestFixture::expect_streams(*dataset, this->source_); });
+}
+
+TYPED_TEST(Faults, StreamingFromNpyFiles) {
+  using Space = typename TestFixture::Space;
+  const TempNpy features("faults_stream_x", this->source_.features, {kRows, kColumns});
+  const TempNpy labels("faults_stream_y", this->source_.labels, {kRows});
+  this->inject_every_fault(
+      "load_streaming_dataset from .npy and a pass", [] {},
+      [&] {
+        auto dataset = resident::load_streaming_dataset<Space, float, std::int32_t>(
+            this->space_, stream_options(), features.path, labels.path);
+        for (const auto& batch : dataset.epoch({5, 0, Shuffle::samples})) (void)batch;
+      },
+      [] {});
+}
+
+TYPED_TEST(Faults, MakeDatasetThatFallsBackToStreaming) {
+  DatasetOptions options = stream_options();
+  options.streaming.chunk_batches = 1;
+  const std::size_t data_bytes = kRows * (kColumns * sizeof(float) + sizeof(std::int32_t));
+  this->inject_every_fault(
+      "make_dataset planning, falling back to streaming, and a pass",
+      [&] {
+        // Leave half the data's bytes usable, so that the plan must stream.
+        const std::size_t free = this->space_.inner().capacity().free_bytes;
+        options.reserve_bytes = free - data_bytes / 2;
+      },
+      [&] {
+        auto dataset =
+            resident::make_dataset(this->space_, options, this->other_.x(), this->other_.y());
+        EXPECT_TRUE(dataset.is_streaming());
+        for (const auto& batch : dataset.epoch({1, 0, Shuffle::batches})) (void)batch;
+      },
+      [] {});
+}
+
+}  // namespace
