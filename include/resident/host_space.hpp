@@ -33,11 +33,16 @@ class HostBudget {
   [[nodiscard]] std::size_t used() const noexcept { return used_.load(std::memory_order_acquire); }
 
   /// Takes `bytes` from the budget atomically; false (and nothing taken) when it would not fit,
-  /// so concurrent datasets can never overdraw it.
-  [[nodiscard]] bool try_take(std::size_t bytes) noexcept {
+  /// so concurrent datasets can never overdraw it. On refusal `used_seen` is the usage that
+  /// refused it: the figure a `CapacityError` must report, since re-reading the usage
+  /// afterwards may find memory another thread has released since.
+  [[nodiscard]] bool try_take(std::size_t bytes, std::size_t& used_seen) noexcept {
     std::size_t used = used_.load(std::memory_order_relaxed);
     do {
-      if (bytes > limit_ - used) return false;
+      if (bytes > limit_ - used) {
+        used_seen = used;
+        return false;
+      }
     } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel,
                                           std::memory_order_relaxed));
     return true;
@@ -96,11 +101,14 @@ class HostSpace {
   /// @throws CapacityError when the budget or the system cannot supply them.
   [[nodiscard]] void* allocate(std::size_t bytes) const {
     if (bytes == 0) return nullptr;
-    if (budget_ && !budget_->try_take(bytes)) throw refusal(bytes);
+    std::size_t used_seen = 0;
+    if (budget_ && !budget_->try_take(bytes, used_seen))
+      throw CapacityError(name(), bytes, budget_->limit() - used_seen, budget_->limit(), 0);
     void* pointer = detail::allocate_host(bytes);
     if (pointer == nullptr) {
       if (budget_) budget_->give_back(bytes);
-      throw refusal(bytes);
+      const Capacity now = detail::host_capacity();  // the system, not the budget, refused
+      throw CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
     }
     return pointer;
   }
@@ -135,11 +143,6 @@ class HostSpace {
   friend bool operator!=(const HostSpace& a, const HostSpace& b) noexcept { return !(a == b); }
 
  private:
-  [[nodiscard]] CapacityError refusal(std::size_t bytes) const {
-    const Capacity now = capacity();
-    return CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
-  }
-
   std::shared_ptr<detail::HostBudget> budget_;
 };
 
