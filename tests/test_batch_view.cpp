@@ -18,7 +18,7 @@ static_assert(std::is_trivially_copyable_v<BatchView<const float>>);
 static_assert(std::is_trivially_copyable_v<BatchView<int>>);
 
 TEST(BatchView, ReportsRowsSizeBytesAndShape) {
-  std::vector<float> data(6 * 4 * 2);
+  std::vector<float> data(std::size_t{6} * 4 * 2);
   const BatchView<const float> view(data.data(), 6, Shape{4, 2});
   EXPECT_EQ(view.data(), data.data());
   EXPECT_EQ(view.rows(), 6u);
@@ -34,7 +34,7 @@ TEST(BatchView, ReportsRowsSizeBytesAndShape) {
 }
 
 TEST(BatchView, SubviewIsAPointerOffset) {
-  std::vector<int> data(10 * 3);
+  std::vector<int> data(std::size_t{10} * 3);
   const BatchView<int> view(data.data(), 10, Shape{3});
   const auto part = view.subview(4, 5);
   EXPECT_EQ(part.data(), data.data() + 12);
@@ -46,7 +46,7 @@ TEST(BatchView, SubviewIsAPointerOffset) {
 
 #if __has_include(<cuda/std/mdspan>)
 TEST(BatchView, MdspanIndexesRowMajor) {
-  std::vector<float> data(5 * 3 * 2);
+  std::vector<float> data(std::size_t{5} * 3 * 2);
   std::iota(data.begin(), data.end(), 0.0f);
   const BatchView<const float> view(data.data(), 5, Shape{3, 2});
   const auto grid = view.to_mdspan<3>();
@@ -59,7 +59,7 @@ TEST(BatchView, MdspanIndexesRowMajor) {
 }
 
 TEST(BatchView, MdspanOfWrongRankThrowsNamingTheRightOne) {
-  std::vector<float> data(4 * 3);
+  std::vector<float> data(std::size_t{4} * 3);
   const BatchView<const float> view(data.data(), 4, Shape{3});
   try {
     (void)view.to_mdspan<3>();

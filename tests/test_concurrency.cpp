@@ -37,7 +37,10 @@ struct Rows {
   Rows(std::size_t rows, std::size_t columns)
       : columns(columns), features(rows * columns), labels(rows) {
     std::iota(labels.begin(), labels.end(), std::int32_t{0});
-    for (std::size_t i = 0; i < features.size(); ++i) features[i] = static_cast<float>(i / columns);
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      const std::size_t row = i / columns;
+      features[i] = static_cast<float>(row);
+    }
   }
   [[nodiscard]] HostTensor<const float> x() const {
     return {features.data(), {labels.size(), columns}};

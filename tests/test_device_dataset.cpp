@@ -76,7 +76,7 @@ TYPED_TEST(TypedDataset, BatchArithmeticOverRowsAndBatchSizes) {
 }
 
 TYPED_TEST(TypedDataset, BatchIsAZeroCopyPointerOffset) {
-  const auto values = iota_floats(1000 * 4);
+  const auto values = iota_floats(std::size_t{1000} * 4);
   const HostTensor<const float> x(values.data(), {1000, 4});
   const DeviceDataset<TypeParam, float> ds(this->space_, options(64), x);
   const float* base = ds.template field<0>().data();
@@ -149,7 +149,7 @@ TYPED_TEST(TypedDataset, OutOfRangeNamesTheValidRange) {
 }
 
 TYPED_TEST(TypedDataset, RefusesWhenReserveExceedsFreeAndLeavesEverythingIntact) {
-  const auto values = iota_floats(256 * 2);
+  const auto values = iota_floats(std::size_t{256} * 2);
   const HostTensor<const float> x(values.data(), {256, 2});
   const DeviceDataset<TypeParam, float> previous(this->space_, options(16), x);
   const auto before = read_back(previous.space(), previous.stream(), previous.template field<0>());
@@ -161,13 +161,13 @@ TYPED_TEST(TypedDataset, RefusesWhenReserveExceedsFreeAndLeavesEverythingIntact)
     const DeviceDataset<TypeParam, float> refused(this->space_, greedy, x);
     FAIL() << "a reserve above the free memory was accepted";
   } catch (const CapacityError& error) {
-    EXPECT_EQ(error.needed_bytes(), 256u * 2 * sizeof(float));
+    EXPECT_EQ(error.needed_bytes(), std::size_t{256} * 2 * sizeof(float));
     EXPECT_EQ(error.reserve_bytes(), *greedy.reserve_bytes);
     EXPECT_EQ(error.space_name(), this->space_.name());
     EXPECT_NE(std::string(error.what()).find("use a compact dtype, shard it, or stream it"),
               std::string::npos);
   }
-  EXPECT_EQ(values, iota_floats(256 * 2));  // the caller's data is untouched
+  EXPECT_EQ(values, iota_floats(std::size_t{256} * 2));  // the caller's data is untouched
   EXPECT_EQ(read_back(previous.space(), previous.stream(), previous.template field<0>()), before);
   const DeviceDataset<TypeParam, float> again(this->space_, options(16), x);  // space reusable
   EXPECT_EQ(again.num_batches(), 16u);
@@ -240,7 +240,7 @@ TYPED_TEST(TypedDataset, MoveLeavesTheSourceEmpty) {
 }
 
 TYPED_TEST(TypedDataset, PlanAgreesWithTheConstructor) {
-  const auto values = iota_floats(300 * 3);
+  const auto values = iota_floats(std::size_t{300} * 3);
   const std::vector<std::int32_t> labels(300);
   const HostTensor<const float> x(values.data(), {300, 3});
   const HostTensor<const std::int32_t> y(labels.data(), {300});

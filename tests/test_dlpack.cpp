@@ -18,7 +18,7 @@ using resident::HostTensor;
 
 TEST(DLPack, ExportOutlivesTheDatasetAndReleasesOnDelete) {
   const HostSpace space = HostSpace::with_budget(1 << 20);
-  std::vector<float> features(10 * 3);
+  std::vector<float> features(std::size_t{10} * 3);
   std::iota(features.begin(), features.end(), 0.0f);
   std::vector<std::int32_t> labels(10, 7);
   resident::DLPackTensor* field = nullptr;

@@ -15,7 +15,7 @@ using resident::HostTensor;
 using resident::InvalidArgument;
 
 TEST(HostTensor, ReportsShapeSizeAndBytes) {
-  std::vector<float> data(10 * 4 * 2);
+  std::vector<float> data(std::size_t{10} * 4 * 2);
   const HostTensor<const float> tensor(data.data(), {10, 4, 2});
   EXPECT_EQ(tensor.data(), data.data());
   EXPECT_EQ(tensor.rows(), 10u);

@@ -17,8 +17,8 @@ using resident::HostTensor;
 
 TEST(Plan, CountsAlignedBytesAndBatchesWithoutAllocating) {
   const HostSpace space = HostSpace::with_budget(10000);
-  const std::vector<float> x(100 * 3);     // 1200 bytes, next field at 1280
-  const std::vector<std::int32_t> y(100);  // 400 bytes
+  const std::vector<float> x(std::size_t{100} * 3);  // 1200 bytes, next field at 1280
+  const std::vector<std::int32_t> y(100);            // 400 bytes
   DatasetOptions options;
   options.batch_size = 32;
   options.remainder = resident::Remainder::drop;
@@ -69,8 +69,8 @@ TEST(Plan, DefaultReserveComesFromTheSpace) {
 // rows of 16 pixels (uint8, 16000 B, the labels' base aligned up to 16128) and an int32 label
 // (4000 B): 20128 B in all; or the same with float32 features.
 struct Recommend : ::testing::Test {
-  std::vector<std::uint8_t> pixels = std::vector<std::uint8_t>(1000 * 16);
-  std::vector<float> features = std::vector<float>(1000 * 4);
+  std::vector<std::uint8_t> pixels = std::vector<std::uint8_t>(std::size_t{1000} * 16);
+  std::vector<float> features = std::vector<float>(std::size_t{1000} * 4);
   std::vector<std::int32_t> labels = std::vector<std::int32_t>(1000);
   HostTensor<const std::uint8_t> x{pixels.data(), {1000, 16}};
   HostTensor<const float> f{features.data(), {1000, 4}};

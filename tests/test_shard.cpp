@@ -176,6 +176,7 @@ TEST(ShardGeometry, EveryRankServesTheSameBatchesAndTheRanksCoverTheRows) {
                          resident::remainder_name(remainder) + ", " +
                          resident::sharding_name(sharding));
             std::vector<resident::detail::ShardGeometry> ranks;
+            ranks.reserve(static_cast<std::size_t>(world));
             for (int rank = 0; rank < world; ++rank)
               ranks.push_back(resident::detail::make_geometry(
                   n, sharded(batch, remainder, sharding, rank, world)));
@@ -263,6 +264,7 @@ TEST(ShardedHostDataset, ReplicatedStepsEqualTheGlobalBatchOfOneRank) {
             HostSpace{}, resident::testing::epoch_options(batch * world, remainder),
             HostTensor<const std::int64_t>(ids.data(), {n}));
         std::vector<DeviceDataset<HostSpace, std::int64_t>> ranks;
+        ranks.reserve(static_cast<std::size_t>(world));
         for (int rank = 0; rank < world; ++rank)
           ranks.emplace_back(HostSpace{},
                              sharded(batch, remainder, Sharding::replicated, rank, world),
@@ -273,6 +275,7 @@ TEST(ShardedHostDataset, ReplicatedStepsEqualTheGlobalBatchOfOneRank) {
                        resident::testing::shuffle_name(shuffle));
           const EpochRecord whole = record_epoch(single, {5, 9, shuffle});
           std::vector<EpochRecord> parts;
+          parts.reserve(ranks.size());
           for (auto& ds : ranks) parts.push_back(record_epoch(ds, {5, 9, shuffle}));
           ASSERT_EQ(parts[0].batches.size(), whole.batches.size());
           for (std::size_t k = 0; k < whole.batches.size(); ++k) {
@@ -377,21 +380,21 @@ TYPED_TEST(ShardedDataset, RanksWithoutRowsStillServeEveryStep) {
 }
 
 TEST(ShardedPlan, ReportsPerRankBytesForBothModes) {
-  std::vector<float> features(1000 * 64);
+  std::vector<float> features(std::size_t{1000} * 64);
   const HostTensor<const float> x(features.data(), {1000, 64});
   DatasetOptions options = sharded(100, Remainder::drop, Sharding::replicated, 1, 4);
   const resident::Plan replicated = resident::plan(HostSpace::with_budget(1 << 30), options, x);
-  EXPECT_EQ(replicated.needed_bytes, 1000u * 64 * sizeof(float));
+  EXPECT_EQ(replicated.needed_bytes, std::size_t{1000} * 64 * sizeof(float));
   EXPECT_EQ(replicated.replicated_rank_bytes, replicated.needed_bytes);
-  EXPECT_EQ(replicated.partitioned_rank_bytes, 250u * 64 * sizeof(float));
+  EXPECT_EQ(replicated.partitioned_rank_bytes, std::size_t{250} * 64 * sizeof(float));
   EXPECT_EQ(replicated.num_batches, 2u);  // 250 rows per rank, 100 per batch, drop
   options.sharding = Sharding::partitioned;
   const resident::Plan partitioned = resident::plan(HostSpace::with_budget(1 << 30), options, x);
-  EXPECT_EQ(partitioned.needed_bytes, 250u * 64 * sizeof(float));
+  EXPECT_EQ(partitioned.needed_bytes, std::size_t{250} * 64 * sizeof(float));
   EXPECT_EQ(partitioned.replicated_rank_bytes, replicated.replicated_rank_bytes);
   EXPECT_EQ(partitioned.partitioned_rank_bytes, partitioned.needed_bytes);
   // A budget between the two: only the partitioned plan fits.
-  const HostSpace tight = HostSpace::with_budget(500u * 64 * sizeof(float));
+  const HostSpace tight = HostSpace::with_budget(std::size_t{500} * 64 * sizeof(float));
   EXPECT_TRUE(resident::plan(tight, options, x).fits);
   options.sharding = Sharding::replicated;
   EXPECT_FALSE(resident::plan(tight, options, x).fits);

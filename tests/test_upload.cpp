@@ -36,7 +36,7 @@ constexpr std::size_t kChunk = 4096;
 std::vector<std::uint8_t> pattern(std::size_t bytes, std::uint8_t seed = 0) {
   std::vector<std::uint8_t> values(bytes);
   for (std::size_t i = 0; i < bytes; ++i)
-    values[i] = static_cast<std::uint8_t>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
+    values[i] = static_cast<std::uint8_t>((i * 131 + std::size_t{seed} * 7 + (i >> 8)) & 0xff);
   return values;
 }
 
@@ -175,6 +175,8 @@ TYPED_TEST(Upload, EmptyUploadReportsCompletionOnce) {
 TYPED_TEST(Upload, CancelAtFirstMiddleAndLastChunkReleasesEverything) {
   const std::size_t bytes = 6 * kChunk;
   const auto source = pattern(bytes);
+  // A copy on purpose: the snapshot the source is compared with after each cancelled upload.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   const std::vector<std::uint8_t> pristine = source;
   const auto previous_data = pattern(100, 9);
   const DeviceDataset<TypeParam, std::uint8_t> previous(

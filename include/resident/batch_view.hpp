@@ -56,6 +56,7 @@ class BatchView {
 
   /// @brief A view of mutable elements converts to a view of const elements.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_const_v<U>, int> = 0>
+  // cppcheck-suppress noExplicitConstructor ; T* converts to const T*, and so do views of them
   RESIDENT_HOST_DEVICE constexpr BatchView(  // NOLINT(google-explicit-constructor)
       const BatchView<U>& other) noexcept
       : BatchView(other.data(), other.rows(), other.row_shape(), other.valid_rows()) {}

@@ -25,6 +25,19 @@
 
 namespace resident {
 
+namespace detail {
+
+/// @brief Calls `visitor` (which must not throw) on what a two-alternative variant holds.
+/// std::visit would throw for a valueless variant; these never are (both alternatives move
+/// without throwing), and get_if says so without a throwing path.
+template <class Variant, class Visitor>
+decltype(auto) visit_held(Variant& held, Visitor&& visitor) noexcept {
+  if (auto* first = std::get_if<0>(&held)) return visitor(*first);
+  return visitor(*std::get_if<1>(&held));
+}
+
+}  // namespace detail
+
 /// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
 /// streamed one, with the same batches, size and iteration.
 template <class Dataset, bool Kernels>
@@ -42,12 +55,12 @@ class DatasetEpoch {
   explicit DatasetEpoch(Streamed epoch) : epoch_(std::move(epoch)) {}
 
   [[nodiscard]] std::size_t size() const noexcept {
-    return std::visit([](const auto& epoch) { return epoch.size(); }, epoch_);
+    return detail::visit_held(epoch_, [](const auto& epoch) { return epoch.size(); });
   }
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] const EpochOptions& options() const noexcept {
-    return std::visit([](const auto& epoch) -> const EpochOptions& { return epoch.options(); },
-                      epoch_);
+    return detail::visit_held(
+        epoch_, [](const auto& epoch) -> const EpochOptions& { return epoch.options(); });
   }
   /// @brief Batch `k` (see `Epoch::batch` and `StreamingEpoch::batch` for cost and lifetime).
   [[nodiscard]] batch_type batch(std::size_t k) {
@@ -131,7 +144,7 @@ class Dataset {
  private:
   template <class Visitor>
   decltype(auto) visit(Visitor&& visitor) const noexcept {
-    return std::visit(std::forward<Visitor>(visitor), data_);
+    return detail::visit_held(data_, std::forward<Visitor>(visitor));
   }
 
   std::variant<preloaded_type, streaming_type> data_;

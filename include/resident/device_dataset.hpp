@@ -71,18 +71,18 @@ class DeviceDataset {
     if (!verdict.fits) throw verdict.refusal();
     config_.reserve_bytes = verdict.reserve_bytes;
 
-    detail::OwnedStream<Space> stream = detail::dataset_stream(space_, options);
+    detail::OwnedStream<Space> owned_stream = detail::dataset_stream(space_, options);
     detail::Allocation<Space> storage(space_, layout.total_bytes);
     detail::upload(space_, storage.data(),
                    detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}),
-                   options, stream.get());
+                   options, owned_stream.get());
 
     layout_ = layout;
     ring_layout_ =
         detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, options.ring_depth);
     fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
-    stream_ = std::move(stream);
+    stream_ = std::move(owned_stream);
   }
 
   DeviceDataset(const DeviceDataset&) = delete;
@@ -90,7 +90,7 @@ class DeviceDataset {
 
   /// @brief Takes `other`'s data; `other` is left empty.
   DeviceDataset(DeviceDataset&& other) noexcept
-      : space_(other.space_),
+      : space_(std::move(other.space_)),
         config_(other.config_),
         layout_(std::exchange(other.layout_, {})),
         ring_layout_(other.ring_layout_),

@@ -37,13 +37,13 @@ class HostBudget {
   /// refused it: the figure a `CapacityError` must report, since re-reading the usage
   /// afterwards may find memory another thread has released since.
   [[nodiscard]] bool try_take(std::size_t bytes, std::size_t& used_seen) noexcept {
-    std::size_t used = used_.load(std::memory_order_relaxed);
+    std::size_t in_use = used_.load(std::memory_order_relaxed);
     do {
-      if (bytes > limit_ - used) {
-        used_seen = used;
+      if (bytes > limit_ - in_use) {
+        used_seen = in_use;
         return false;
       }
-    } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel,
+    } while (!used_.compare_exchange_weak(in_use, in_use + bytes, std::memory_order_acq_rel,
                                           std::memory_order_relaxed));
     return true;
   }

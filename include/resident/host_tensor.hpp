@@ -31,7 +31,8 @@ class HostTensor {
   static_assert(!std::is_volatile_v<T>, "volatile elements are not supported");
 
   /// @brief An empty tensor: no data, shape `(0,)`.
-  HostTensor() noexcept : shape_(0) {}
+  // Shape(0) checks rank and element count, neither of which can fail for one extent of 0.
+  HostTensor() noexcept : shape_(0) {}  // NOLINT(bugprone-exception-escape)
 
   /// @brief Views `shape.elements()` elements starting at `data`.
   /// @param data first element; may be null only when the tensor is empty

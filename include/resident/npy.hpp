@@ -98,7 +98,10 @@ constexpr DType dtype_of() noexcept {
                                       DType::i1, DType::i1, DType::i1, DType::i8};
     constexpr DType unsigned_types[] = {DType::u1, DType::u2, DType::u1, DType::u4,
                                         DType::u1, DType::u1, DType::u1, DType::u8};
-    return std::is_signed_v<U> ? signed_types[sizeof(U) - 1] : unsigned_types[sizeof(U) - 1];
+    if constexpr (std::is_signed_v<U>)
+      return signed_types[sizeof(U) - 1];
+    else
+      return unsigned_types[sizeof(U) - 1];
   }
 }
 
@@ -443,7 +446,7 @@ inline void save(const std::string& path, const Array& array) {
 
 /// @brief Writes a tensor as a `.npy` file (see the pointer overload).
 template <class T>
-void save(const std::string& path, HostTensor<T> tensor) {
+void save(const std::string& path, const HostTensor<T>& tensor) {
   save(path, tensor.data(), tensor.shape());
 }
 

@@ -213,40 +213,40 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   std::array<std::size_t, Fields> element_bytes{};
   for (std::size_t field = 0; field < Fields; ++field) element_bytes[field] = kinds[field].bytes;
   const Capacity capacity = space.capacity();
-  Plan plan;
-  plan.space_name = space.name();
-  plan.needed_bytes = layout.total_bytes;
-  plan.free_bytes = capacity.free_bytes;
-  plan.total_bytes = capacity.total_bytes;
-  plan.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
-  plan.num_rows = layout.geometry.order_rows;
-  plan.num_batches = layout.geometry.batches;
-  plan.ring_bytes =
+  Plan verdict;
+  verdict.space_name = space.name();
+  verdict.needed_bytes = layout.total_bytes;
+  verdict.free_bytes = capacity.free_bytes;
+  verdict.total_bytes = capacity.total_bytes;
+  verdict.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
+  verdict.num_rows = layout.geometry.order_rows;
+  verdict.num_batches = layout.geometry.batches;
+  verdict.ring_bytes =
       make_ring_layout(layout, element_bytes, options.batch_size, options.ring_depth).total_bytes;
-  plan.shard = options.shard;
-  plan.sharding = options.sharding;
-  plan.partitioned_rank_bytes =
+  verdict.shard = options.shard;
+  verdict.sharding = options.sharding;
+  verdict.partitioned_rank_bytes =
       partitioned_bytes(layout, options, static_cast<std::size_t>(options.shard.world_size));
   DatasetOptions replicated = options;
   replicated.sharding = Sharding::replicated;
-  plan.replicated_rank_bytes =
+  verdict.replicated_rank_bytes =
       place_fields(layout, make_geometry(layout.source_rows, replicated)).total_bytes;
-  const std::size_t usable = plan.usable_bytes();
-  plan.fits = plan.needed_bytes <= usable;
-  plan.fits_with_ring = plan.fits && plan.ring_bytes <= usable - plan.needed_bytes;
-  plan.compact_bytes = compact_layout(layout, kinds, plan.compact_dtypes).total_bytes;
-  plan.partition_world_size = fewest_partition_ranks(layout, options, usable);
+  const std::size_t usable = verdict.usable_bytes();
+  verdict.fits = verdict.needed_bytes <= usable;
+  verdict.fits_with_ring = verdict.fits && verdict.ring_bytes <= usable - verdict.needed_bytes;
+  verdict.compact_bytes = compact_layout(layout, kinds, verdict.compact_dtypes).total_bytes;
+  verdict.partition_world_size = fewest_partition_ranks(layout, options, usable);
   const auto stream = make_stream_layout(layout, options.streaming, usable);
-  plan.stream_chunk_batches = stream.chunk_batches;
-  plan.stream_chunks = stream.chunks;
-  plan.stream_ring_bytes = stream.total_bytes;
-  plan.stream_fits = stream.total_bytes <= usable;
-  recommend(plan, options.shard.world_size == 1
-                      ? std::string()
-                      : " for rank " + std::to_string(options.shard.rank) + " of " +
-                            std::to_string(options.shard.world_size) + " (" +
-                            sharding_name(options.sharding) + ")");
-  return plan;
+  verdict.stream_chunk_batches = stream.chunk_batches;
+  verdict.stream_chunks = stream.chunks;
+  verdict.stream_ring_bytes = stream.total_bytes;
+  verdict.stream_fits = stream.total_bytes <= usable;
+  recommend(verdict, options.shard.world_size == 1
+                         ? std::string()
+                         : " for rank " + std::to_string(options.shard.rank) + " of " +
+                               std::to_string(options.shard.world_size) + " (" +
+                               sharding_name(options.sharding) + ")");
+  return verdict;
 }
 
 }  // namespace detail

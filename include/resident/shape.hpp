@@ -42,6 +42,7 @@ class Shape {
 
   /// @brief A shape of run-time rank, e.g. one read from a file header.
   /// @throws InvalidArgument if the rank exceeds `max_rank` or the element count overflows.
+  // cppcheck-suppress noExplicitConstructor ; shapes convert from extents, as {n, d} does
   Shape(const std::vector<std::size_t>& extents) {  // NOLINT(google-explicit-constructor)
     RESIDENT_EXPECTS(extents.size() <= max_rank,
                      "a shape holds at most " + std::to_string(max_rank) + " extents, got " +

@@ -172,7 +172,8 @@ class StreamingDataset {
   /// @param fields host tensors with equal row counts, read every epoch: keep them alive
   /// @throws InvalidArgument for mismatched rows, batch size 0, overflow or invalid
   /// `StreamOptions`; CapacityError when the ring does not fit; CudaError when CUDA fails.
-  StreamingDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
+  StreamingDataset(Space space, const DatasetOptions& options,
+                   const HostTensor<const Ts>&... fields)
       : StreamingDataset(
             std::move(space), options, detail::make_layout(options, fields...),
             {detail::RowSource::memory(fields.data(), fields.rows(), fields.row_bytes())...},
@@ -213,8 +214,8 @@ class StreamingDataset {
   StreamingDataset(StreamingDataset&& other) noexcept
       : pipeline_(std::move(other.pipeline_)),
         transport_(std::move(other.transport_)),
-        space_(other.space_),
-        options_(other.options_),
+        space_(std::move(other.space_)),
+        options_(std::move(other.options_)),
         layout_(std::exchange(other.layout_, {})),
         stream_layout_(std::exchange(other.stream_layout_, {})),
         row_shapes_(other.row_shapes_),

@@ -75,15 +75,10 @@ class CopyWorkers {
   void for_each_slice(std::size_t begin, std::size_t end,
                       const std::function<void(std::size_t, std::size_t)>& slice) {
     const std::size_t parts = size();
-    // Slices are cache-line multiples so that no two threads write the same line.
-    const std::size_t step = ((end - begin) / parts + 63) & ~std::size_t{63};
-    job_ = [&, begin, end, step](unsigned index) {
-      const std::size_t first = std::min(end, begin + step * index);
-      const std::size_t last = index + 1 == parts ? end : std::min(end, first + step);
-      if (first < last) slice(first, last);
-    };
     {
       const std::lock_guard<std::mutex> lock(mutex_);
+      // Slices are cache-line multiples so that no two threads write the same line.
+      job_ = Job{begin, end, ((end - begin) / parts + 63) & ~std::size_t{63}, parts, &slice};
       pending_ = workers_.size();
       error_ = nullptr;
       ++generation_;
@@ -92,13 +87,27 @@ class CopyWorkers {
     run_part(0);
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_ == 0; });
+    job_.slice = nullptr;  // the caller's function ends with this call
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
+  // The slicing of one for_each_slice call: part `index` is [begin + step * index, + step),
+  // the last part running to `end`.
+  struct Job {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    std::size_t step = 0;
+    std::size_t parts = 0;
+    const std::function<void(std::size_t, std::size_t)>* slice = nullptr;
+  };
+
   void run_part(unsigned index) noexcept {
     try {
-      job_(index);
+      const std::size_t first = std::min(job_.end, job_.begin + job_.step * index);
+      const std::size_t last =
+          index + 1 == job_.parts ? job_.end : std::min(job_.end, first + job_.step);
+      if (first < last) (*job_.slice)(first, last);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
@@ -127,7 +136,7 @@ class CopyWorkers {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  std::function<void(unsigned)> job_;
+  Job job_;
   std::size_t generation_ = 0;
   std::size_t pending_ = 0;
   bool stopping_ = false;

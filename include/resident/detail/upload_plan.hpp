@@ -63,23 +63,23 @@ UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
   const ShardGeometry& geometry = layout.geometry;
   const std::size_t cycle_rows =
       geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
-  UploadPlan plan;
-  plan.total_bytes = layout.total_bytes;
+  UploadPlan upload_plan;
+  upload_plan.total_bytes = layout.total_bytes;
   for (std::size_t field = 0; field < Fields; ++field) {
     const std::size_t row_bytes = layout.row_bytes[field];
     const auto* source = static_cast<const std::byte*>(sources[field]) +
                          (geometry.pad_from_source_start ? 0 : geometry.source_first * row_bytes);
     std::size_t at = layout.offsets[field];
-    plan.pieces.push_back({at, geometry.order_rows * row_bytes, source});
+    upload_plan.pieces.push_back({at, geometry.order_rows * row_bytes, source});
     at += geometry.order_rows * row_bytes;
     for (std::size_t left = geometry.stored_rows - geometry.order_rows; left > 0;) {
       const std::size_t rows = std::min(left, cycle_rows);
-      plan.pieces.push_back({at, rows * row_bytes, source});
+      upload_plan.pieces.push_back({at, rows * row_bytes, source});
       at += rows * row_bytes;
       left -= rows;
     }
   }
-  return plan;
+  return upload_plan;
 }
 
 /// @brief Calls `chunk_of(first, last, index)` for consecutive chunks of at most `chunk` bytes
