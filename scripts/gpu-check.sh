@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The resident authors
 # SPDX-License-Identifier: Apache-2.0
-# GPU check: runs every test, the example, the benchmarks (JSON) and compute-sanitizer over
-# the `gpu` preset's build, writing all logs under the folder given (default: $OUT).
+# GPU check: runs every test, the example, the benchmarks (JSON) and compute-sanitizer's
+# memcheck, racecheck, initcheck and synccheck over the `gpu` preset's build, writing all logs
+# under the folder given (default: $OUT).
 #
 #   scripts/gpu-check.sh --build-only   # here (GoogleTest/Benchmark installed): build build/gpu
 #                                       # and copy libbenchmark beside it, ready to carry
 #   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
 #
 # Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
-# It leaves gpu.csv, one log per step (tests, quickstart, bench, memcheck), the JSON and text
-# output of every benchmark (scripts/bench.sh; bench_epoch's JSON with the PyTorch peers merged
-# in) and, where matplotlib is installed, the plots under img/.
+# It leaves gpu.csv, one log per step (tests, quickstart, bench, sanitizer-memcheck, -racecheck,
+# -initcheck, -synccheck), the JSON and text output of every benchmark (scripts/bench.sh;
+# bench_epoch's JSON with the PyTorch peers merged in) and, where matplotlib is installed, the
+# plots under img/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/gpu
@@ -71,16 +73,24 @@ run_benchmarks() {
     fi
 }
 step bench run_benchmarks
+# compute-sanitizer, all four tools, over the device tests and every CUDA-typed host test (the
+# fault-injecting CUDA space included). A missing compute-sanitizer fails the check: a GPU run
+# that skipped it must not look clean.
+sanitize() {  # sanitize <tool> [options...]
+  local tool=$1
+  shift
+  compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" "$build/tests/resident_cuda_tests" &&
+    compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" \
+      "$build/tests/resident_tests" --gtest_filter='*Cuda*'
+}
 if command -v compute-sanitizer >/dev/null; then
-  run_memcheck() {
-    compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
-      "$build/tests/resident_cuda_tests" &&
-      compute-sanitizer --tool memcheck --error-exitcode 1 \
-        "$build/tests/resident_tests" --gtest_filter='*Cuda*'
-  }
-  step memcheck run_memcheck
+  step sanitizer-memcheck sanitize memcheck --leak-check full
+  step sanitizer-racecheck sanitize racecheck
+  step sanitizer-initcheck sanitize initcheck
+  step sanitizer-synccheck sanitize synccheck
 else
-  echo "compute-sanitizer not found on PATH" | tee "$out/memcheck.log"
+  echo "compute-sanitizer not found on PATH; install the CUDA toolkit's sanitizer" |
+    tee "$out/sanitizer.log"
   failures=$((failures + 1))
 fi
 
