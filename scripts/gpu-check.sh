@@ -60,7 +60,8 @@ export RESIDENT_REQUIRE_CUDA=1  # a test that would skip for want of a device fa
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
   --format=csv >"$out/gpu.csv" 2>&1 || echo "nvidia-smi unavailable" >"$out/gpu.csv"
 run_tests() {
-  "$build/tests/resident_tests" && "$build/tests/resident_cuda_tests"
+  "$build/tests/resident_tests" && "$build/tests/resident_cuda_tests" &&
+    "$build/tests/resident_device_loss"
 }
 step tests run_tests
 step quickstart "$build/examples/quickstart" --space cuda
