@@ -9,13 +9,13 @@
 #include <atomic>
 #include <cstdint>
 #include <iostream>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "resident/resident.hpp"
+#include "support/labelled_rows.hpp"
 #include "support/spaces.hpp"
 
 namespace {
@@ -28,33 +28,9 @@ using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
 using resident::testing::read_back;
+using Rows = resident::testing::LabelledRows;
 
 constexpr unsigned kThreads = 8;
-
-/// Features and labels where label r is r and every feature of row r is r as well, so that a
-/// batch can be checked from its labels alone and the sum of an epoch's labels is known.
-struct Rows {
-  Rows(std::size_t rows, std::size_t columns)
-      : columns(columns), features(rows * columns), labels(rows) {
-    std::iota(labels.begin(), labels.end(), std::int32_t{0});
-    for (std::size_t i = 0; i < features.size(); ++i) {
-      const std::size_t row = i / columns;
-      features[i] = static_cast<float>(row);
-    }
-  }
-  [[nodiscard]] HostTensor<const float> x() const {
-    return {features.data(), {labels.size(), columns}};
-  }
-  [[nodiscard]] HostTensor<const std::int32_t> y() const {
-    return {labels.data(), {labels.size()}};
-  }
-  [[nodiscard]] std::int64_t label_sum() const {
-    return std::accumulate(labels.begin(), labels.end(), std::int64_t{0});
-  }
-  std::size_t columns;
-  std::vector<float> features;
-  std::vector<std::int32_t> labels;
-};
 
 DatasetOptions options_of(std::size_t batch) {
   DatasetOptions options;

@@ -40,6 +40,7 @@ using resident::testing::Operation;
 using resident::testing::operation_name;
 using resident::testing::read_back;
 using resident::testing::TempNpy;
+using resident::testing::used_bytes;
 
 constexpr std::size_t kRows = 203;  // not a multiple of the batch: padding rows are copied too
 constexpr std::size_t kColumns = 5;
@@ -86,24 +87,6 @@ DatasetOptions stream_options() {
   return options;
 }
 
-template <class Inner>
-Inner make_inner() {
-  if constexpr (std::is_same_v<Inner, HostSpace>)
-    return HostSpace::with_budget(std::size_t{64} << 20);
-  else
-    return Inner{};
-}
-
-/// Bytes the wrapped space itself accounts for (the host budget); the injector's count of
-/// live bytes covers every space.
-template <class Inner>
-std::size_t accounted_bytes(const Inner& inner) {
-  if constexpr (std::is_same_v<Inner, HostSpace>)
-    return inner.used_bytes();
-  else
-    return 0;
-}
-
 std::size_t& total_fault_points() {
   static std::size_t total = 0;
   return total;
@@ -131,7 +114,7 @@ class Faults : public ::testing::Test {
   void SetUp() override {
     resident::testing::skip_unless_usable<Inner>();
     if (::testing::Test::IsSkipped()) return;
-    space_ = Space(make_inner<Inner>(), std::make_shared<FaultInjector>());
+    space_ = Space(resident::testing::budgeted_space<Inner>(), std::make_shared<FaultInjector>());
     prior_.emplace(space_, preload_options(), source_.x(), source_.y());
   }
 
@@ -186,14 +169,14 @@ class Faults : public ::testing::Test {
         reset();
         const std::size_t live_bytes = injector.live_bytes();
         const std::size_t live_allocations = injector.live_allocations();
-        const std::size_t accounted = accounted_bytes(space_.inner());
+        const auto accounted = used_bytes(space_.inner());
         injector.arm(operation, k);
         expect_injected_error(operation, work);
         injector.count_only();
         ++injected;
         EXPECT_EQ(injector.live_bytes(), live_bytes) << "bytes taken before the fault were kept";
         EXPECT_EQ(injector.live_allocations(), live_allocations);
-        EXPECT_EQ(accounted_bytes(space_.inner()), accounted);
+        EXPECT_EQ(used_bytes(space_.inner()), accounted);
         EXPECT_TRUE(source_ == pristine_) << "the caller's data changed";
         expect_holds(*prior_, source_);
         after_fault();

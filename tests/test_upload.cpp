@@ -30,6 +30,7 @@ using resident::HostSpace;
 using resident::HostTensor;
 using resident::Progress;
 using resident::testing::read_back;
+using resident::testing::used_bytes;
 
 constexpr std::size_t kChunk = 4096;
 
@@ -49,21 +50,6 @@ DatasetOptions chunked(std::size_t chunk = kChunk) {
   return options;
 }
 
-// Host spaces get a budget, so that every test can check the accounting comes back to 0.
-template <class Space>
-Space test_space() {
-  if constexpr (std::is_same_v<Space, HostSpace>)
-    return HostSpace::with_budget(std::size_t{64} << 20);
-  else
-    return Space{};
-}
-
-template <class Space>
-std::optional<std::size_t> used_bytes(const Space& space) {
-  if constexpr (std::is_same_v<Space, HostSpace>) return space.used_bytes();
-  return std::nullopt;
-}
-
 // The whole allocation, gaps included, as bytes.
 template <class Dataset>
 std::vector<std::uint8_t> allocation_bytes(const Dataset& ds) {
@@ -75,7 +61,7 @@ std::vector<std::uint8_t> allocation_bytes(const Dataset& ds) {
 template <class Space>
 class Upload : public resident::testing::OverSpaces<Space> {
  protected:
-  Space space_ = test_space<Space>();
+  Space space_ = resident::testing::budgeted_space<Space>();
 };
 TYPED_TEST_SUITE(Upload, resident::testing::SpaceTypes, resident::testing::SpaceName);
 

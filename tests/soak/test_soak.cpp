@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "resident/resident.hpp"
 #include "soak/counting_new.hpp"
+#include "support/labelled_rows.hpp"
 #include "support/temp_npy.hpp"
 
 namespace {
@@ -24,6 +24,7 @@ using resident::HostSpace;
 using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
+using Rows = resident::testing::LabelledRows;
 
 constexpr std::uint64_t kEpochs = 1000;
 constexpr std::uint64_t kWarmUp = 3;
@@ -79,24 +80,6 @@ void expect_no_growth(const Footprint& start, const Footprint& end, const std::s
   EXPECT_EQ(end.descriptors, start.descriptors);
 }
 
-/// Label r is r, so an epoch's labels sum to a known figure whatever its order.
-struct Rows {
-  Rows(std::size_t rows, std::size_t columns)
-      : columns(columns), features(rows * columns), labels(rows) {
-    std::iota(labels.begin(), labels.end(), std::int32_t{0});
-    std::iota(features.begin(), features.end(), 0.0f);
-  }
-  [[nodiscard]] HostTensor<const float> x() const {
-    return {features.data(), {labels.size(), columns}};
-  }
-  [[nodiscard]] HostTensor<const std::int32_t> y() const {
-    return {labels.data(), {labels.size()}};
-  }
-  std::size_t columns;
-  std::vector<float> features;
-  std::vector<std::int32_t> labels;
-};
-
 template <class Epoch>
 std::int64_t label_sum(Epoch&& epoch) {
   std::int64_t sum = 0;
@@ -117,8 +100,7 @@ TEST(Soak, ThousandSampleShuffledEpochsOnTheHostLeaveNoTrace) {
   const Rows rows(8192, 32);  // 1 MiB of features, 64 batches of 16 KiB gathered per epoch
   const HostSpace space = HostSpace::with_budget(std::size_t{16} << 20);
   resident::DeviceDataset dataset(space, soak_options(), rows.x(), rows.y());
-  const std::int64_t expected =
-      std::accumulate(rows.labels.begin(), rows.labels.end(), std::int64_t{0});
+  const std::int64_t expected = rows.label_sum();
 
   // Warm-up: the first epochs make the ring and settle the allocator's own caches.
   for (std::uint64_t epoch = 0; epoch < kWarmUp; ++epoch)
@@ -143,8 +125,7 @@ TEST(Soak, ThousandStreamingPassesFromAFileLeaveNoTrace) {
   const HostSpace space = HostSpace::with_budget(std::size_t{1} << 20);
   auto dataset = resident::load_streaming_dataset<HostSpace, float, std::int32_t>(
       space, options, features.path, labels.path);
-  const std::int64_t expected =
-      std::accumulate(rows.labels.begin(), rows.labels.end(), std::int64_t{0});
+  const std::int64_t expected = rows.label_sum();
 
   // Measured with the same pass state each time: a new plain pass started at batch 0 (a finished
   // pass's producer exits at its own pace). That pass's producer may be loading the next chunk

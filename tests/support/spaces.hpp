@@ -72,6 +72,23 @@ class OverSpaces : public ::testing::Test {
   Space space_{};
 };
 
+/// A space for a test: host spaces get a 64 MiB budget, so that the test can check that its
+/// accounting comes back to where it was; other spaces are the default device.
+template <class Space>
+Space budgeted_space() {
+  if constexpr (std::is_same_v<Space, HostSpace>)
+    return HostSpace::with_budget(std::size_t{64} << 20);
+  else
+    return Space{};
+}
+
+/// The bytes `space` has handed out, where it accounts them (a budgeted host space).
+template <class Space>
+std::optional<std::size_t> used_bytes(const Space& space) {
+  if constexpr (std::is_same_v<Space, HostSpace>) return space.used_bytes();
+  return std::nullopt;
+}
+
 /// Copies a view's elements back to the host (waits for the copy).
 template <class Space, class T>
 std::vector<std::remove_const_t<T>> read_back(const Space& space,

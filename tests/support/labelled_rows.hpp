@@ -1,0 +1,41 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Test support: a two-field dataset whose every value says which row it belongs to.
+
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "resident/host_tensor.hpp"
+
+namespace resident::testing {
+
+/// Features and labels where label r is r and every feature of row r is r as well, so that a
+/// batch can be checked from its labels alone and the sum of an epoch's labels is known.
+struct LabelledRows {
+  LabelledRows(std::size_t rows, std::size_t columns)
+      : columns(columns), features(rows * columns), labels(rows) {
+    std::iota(labels.begin(), labels.end(), std::int32_t{0});
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      const std::size_t row = i / columns;
+      features[i] = static_cast<float>(row);
+    }
+  }
+  [[nodiscard]] HostTensor<const float> x() const {
+    return {features.data(), {labels.size(), columns}};
+  }
+  [[nodiscard]] HostTensor<const std::int32_t> y() const {
+    return {labels.data(), {labels.size()}};
+  }
+  [[nodiscard]] std::int64_t label_sum() const {
+    return std::accumulate(labels.begin(), labels.end(), std::int64_t{0});
+  }
+  std::size_t columns;
+  std::vector<float> features;
+  std::vector<std::int32_t> labels;
+};
+
+}  // namespace resident::testing
