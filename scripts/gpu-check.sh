@@ -6,7 +6,8 @@
 # under the folder given (default: $OUT).
 #
 #   scripts/gpu-check.sh --build-only   # here (GoogleTest/Benchmark installed): build build/gpu
-#                                       # and copy libbenchmark beside it, ready to carry
+#                                       # and gather build/gpu-carry (executables + libraries,
+#                                       # within the 64 MiB carry limit), ready to carry
 #   scripts/gpu-check.sh [OUT_DIR]      # on the GPU machine: build if needed, then run it all
 #
 # Every step runs even when an earlier one fails; the exit status is non-zero if any failed.
@@ -17,18 +18,32 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/gpu
+carry=build/gpu-carry  # what the GPU machine needs: executables and shared libraries only
+carry_limit_mib=60     # the device tool carries at most 64 MiB in all
 if [[ -d /usr/local/cuda/bin ]]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 
 build_gpu_preset() {
   cmake --preset gpu && cmake --build --preset gpu || return 1
-  # The GPU machine has no Google Benchmark or OpenBLAS: carry their shared libraries (and
-  # OpenBLAS's Fortran runtime) with the build.
-  mkdir -p "$build/lib"
-  local lib
+  # The GPU machine has no GoogleTest, Google Benchmark or OpenBLAS, and the carry limit leaves
+  # no room for object files: copy the executables, and the shared libraries they need that
+  # the machine lacks (Benchmark, OpenBLAS and its Fortran runtime), into $carry.
+  rm -rf "$carry"
+  mkdir -p "$carry/lib"
+  local dir file lib
+  for dir in tests examples benchmarks; do
+    mkdir -p "$carry/$dir"
+    for file in "$build/$dir"/*; do
+      if [[ -f $file && -x $file ]]; then cp "$file" "$carry/$dir/"; fi
+    done
+  done
   for lib in $(ldd "$build/benchmarks/bench_upload" "$build/benchmarks/bench_preload_vs_stream" |
     awk '/libbenchmark|libopenblas|libblas|libgfortran|libquadmath/ {print $3}' | sort -u); do
-    cp -L "$lib" "$build/lib/"
+    cp -L "$lib" "$carry/lib/"
   done
+  local mib
+  mib=$(du -sm "$carry" | cut -f1)
+  echo "gpu-check: $carry holds ${mib} MiB (limit ${carry_limit_mib}); carry it with the run"
+  ((mib <= carry_limit_mib)) || { echo "gpu-check: $carry is too large to carry" >&2; return 1; }
 }
 
 if [[ ${1:-} == --build-only ]]; then
@@ -51,10 +66,12 @@ step() {  # step <name> <command...>: runs it, logs to $out/<name>.log, counts f
   fi
 }
 
-if [[ ! -x $build/tests/resident_tests ]]; then
+if [[ ! -x $carry/tests/resident_tests ]]; then
   step build build_gpu_preset
 fi
+build=$carry  # from here on, run what was carried (or just built)
 export LD_LIBRARY_PATH="$PWD/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export RESIDENT_TEST_DATA_DIR="$PWD/tests/data"  # the build may come from another checkout
 export RESIDENT_REQUIRE_CUDA=1  # a test that would skip for want of a device fails here
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \

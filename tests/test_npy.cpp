@@ -12,6 +12,7 @@
 #include "resident/host_space.hpp"
 #include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
+#include "support/data_file.hpp"
 
 namespace {
 
@@ -19,7 +20,7 @@ namespace npy = resident::npy;
 using resident::FormatError;
 using resident::Shape;
 
-std::string data_file(const char* name) { return std::string(RESIDENT_TEST_DATA_DIR) + "/" + name; }
+using resident::testing::data_file;
 
 std::string scratch(const std::string& name) {
   return ::testing::TempDir() + "resident_npy_" + name;

@@ -15,6 +15,7 @@
 #include "resident/device_dataset.hpp"
 #include "resident/npy.hpp"
 #include "resident/streaming_dataset.hpp"
+#include "support/data_file.hpp"
 #include "support/spaces.hpp"
 #include "support/temp_npy.hpp"
 
@@ -252,7 +253,7 @@ TEST(StreamingDataset, NpyOfTheWrongTypeOrOrderIsRefusedBeforeTheSpaceIsTouched)
         space, stream_options(1, Remainder::drop, 1), path);
   };
   EXPECT_THROW((void)as_double(file.path), FormatError);
-  const std::string fixture = std::string(RESIDENT_TEST_DATA_DIR) + "/f8_big_endian.npy";
+  const std::string fixture = resident::testing::data_file("f8_big_endian.npy");
   try {
     (void)as_double(fixture);
     FAIL() << "a big-endian file cannot be streamed as it is";
