@@ -19,6 +19,7 @@
 
 #include "resident/resident.hpp"
 #include "support/faulty_space.hpp"
+#include "support/labelled_rows.hpp"
 #include "support/spaces.hpp"
 #include "support/temp_npy.hpp"
 
@@ -34,6 +35,7 @@ using resident::Remainder;
 using resident::Shuffle;
 using resident::StreamingDataset;
 using resident::testing::all_operations;
+using resident::testing::epoch_label_sum;
 using resident::testing::FaultInjector;
 using resident::testing::FaultySpace;
 using resident::testing::Operation;
@@ -284,12 +286,6 @@ TYPED_TEST(Faults, GatheringEpochKeepsTheDatasetReadable) {
     GTEST_SKIP() << "a device gather launches kernels, which this g++-compiled test cannot";
   } else {
     std::optional<Preloaded> dataset;
-    const auto sum_of_labels = [&](auto&& epoch) {
-      std::int64_t sum = 0;
-      for (const auto& [features, labels] : epoch)
-        for (std::size_t r = 0; r < labels.valid_rows(); ++r) sum += labels.data()[r];
-      return sum;
-    };
     std::int64_t expected_sum = 0;
     for (const std::int32_t label : this->source_.labels) expected_sum += label;
     this->inject_every_fault(
@@ -299,13 +295,13 @@ TYPED_TEST(Faults, GatheringEpochKeepsTheDatasetReadable) {
           dataset.emplace(this->space_, preload_options(), this->source_.x(), this->source_.y());
         },
         [&] {
-          EXPECT_EQ(sum_of_labels(dataset->epoch({7, 0, Shuffle::samples})), expected_sum);
-          (void)sum_of_labels(dataset->epoch(
+          EXPECT_EQ(epoch_label_sum(dataset->epoch({7, 0, Shuffle::samples})), expected_sum);
+          (void)epoch_label_sum(dataset->epoch(
               {7, 1, Shuffle::batches}, resident::convert<0>(resident::Normalize{2.0f, 1.0f})));
         },
         [&] {
           this->expect_holds(*dataset, this->source_);
-          EXPECT_EQ(sum_of_labels(dataset->epoch({7, 2, Shuffle::samples})), expected_sum)
+          EXPECT_EQ(epoch_label_sum(dataset->epoch({7, 2, Shuffle::samples})), expected_sum)
               << "a gathering epoch after the fault must work";
         });
   }

@@ -25,6 +25,7 @@ using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
 using Rows = resident::testing::LabelledRows;
+using resident::testing::epoch_label_sum;
 
 constexpr std::uint64_t kEpochs = 1000;
 constexpr std::uint64_t kWarmUp = 3;
@@ -80,14 +81,6 @@ void expect_no_growth(const Footprint& start, const Footprint& end, const std::s
   EXPECT_EQ(end.descriptors, start.descriptors);
 }
 
-template <class Epoch>
-std::int64_t label_sum(Epoch&& epoch) {
-  std::int64_t sum = 0;
-  for (const auto& [features, labels] : epoch)
-    for (std::size_t r = 0; r < labels.valid_rows(); ++r) sum += labels.data()[r];
-  return sum;
-}
-
 DatasetOptions soak_options() {
   DatasetOptions options;
   options.batch_size = 128;
@@ -104,11 +97,11 @@ TEST(Soak, ThousandSampleShuffledEpochsOnTheHostLeaveNoTrace) {
 
   // Warm-up: the first epochs make the ring and settle the allocator's own caches.
   for (std::uint64_t epoch = 0; epoch < kWarmUp; ++epoch)
-    ASSERT_EQ(label_sum(dataset.epoch({11, epoch, Shuffle::samples})), expected);
+    ASSERT_EQ(epoch_label_sum(dataset.epoch({11, epoch, Shuffle::samples})), expected);
   const Footprint start = measure(space);
   std::size_t wrong = 0;
   for (std::uint64_t epoch = kWarmUp; epoch < kWarmUp + kEpochs; ++epoch)
-    if (label_sum(dataset.epoch({11, epoch, Shuffle::samples})) != expected) ++wrong;
+    if (epoch_label_sum(dataset.epoch({11, epoch, Shuffle::samples})) != expected) ++wrong;
   const Footprint end = measure(space);
   EXPECT_EQ(wrong, 0u) << "epochs that lost or repeated rows";
   expect_no_growth(start, end, std::to_string(kEpochs) + " Shuffle::samples epochs");
@@ -136,11 +129,11 @@ TEST(Soak, ThousandStreamingPassesFromAFileLeaveNoTrace) {
     return measure(space);
   };
   for (std::uint64_t epoch = 0; epoch < kWarmUp; ++epoch)
-    ASSERT_EQ(label_sum(dataset.epoch({5, epoch, Shuffle::samples})), expected);
+    ASSERT_EQ(epoch_label_sum(dataset.epoch({5, epoch, Shuffle::samples})), expected);
   const Footprint start = settled();
   std::size_t wrong = 0;
   for (std::uint64_t epoch = kWarmUp; epoch < kWarmUp + kEpochs; ++epoch)
-    if (label_sum(dataset.epoch({5, epoch, Shuffle::samples})) != expected) ++wrong;
+    if (epoch_label_sum(dataset.epoch({5, epoch, Shuffle::samples})) != expected) ++wrong;
   const Footprint end = settled();
   EXPECT_EQ(wrong, 0u) << "passes that lost or repeated rows";
   expect_no_growth(start, end, std::to_string(kEpochs) + " streaming passes from .npy files", 1024);

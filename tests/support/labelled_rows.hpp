@@ -38,4 +38,14 @@ struct LabelledRows {
   std::vector<std::int32_t> labels;
 };
 
+/// The sum of the valid labels (field 1) of every batch of a host epoch: every row once gives
+/// `label_sum()`, whatever the order.
+template <class Epoch>
+std::int64_t epoch_label_sum(Epoch&& epoch) {
+  std::int64_t sum = 0;
+  for (const auto& [features, labels] : epoch)
+    for (std::size_t r = 0; r < labels.valid_rows(); ++r) sum += labels.data()[r];
+  return sum;
+}
+
 }  // namespace resident::testing
