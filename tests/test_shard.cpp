@@ -146,13 +146,37 @@ TEST(Shard, InvalidShardsAreRefusedByTheDataset) {
 
 TEST(Shard, LocalRankPicksTheDevice) {
   using resident::detail::device_for_local_rank;
-  EXPECT_EQ(device_for_local_rank(0, 0), 0);
+  EXPECT_THROW(device_for_local_rank(0, 0), resident::InvalidArgument) << "no device to pick";
+  EXPECT_THROW(device_for_local_rank(3, 0), resident::InvalidArgument) << "no device to pick";
   EXPECT_EQ(device_for_local_rank(3, 1), 0) << "one visible device: the launcher isolated it";
+  EXPECT_THROW(device_for_local_rank(-1, 1), resident::InvalidArgument);
   EXPECT_EQ(device_for_local_rank(1, 4), 1);
   EXPECT_EQ(device_for_local_rank(3, 4), 3);
   EXPECT_THROW(device_for_local_rank(4, 4), resident::InvalidArgument);
   EXPECT_THROW(device_for_local_rank(-1, 2), resident::InvalidArgument);
 }
+
+#if RESIDENT_HAS_CUDA
+TEST(Shard, CudaSpaceForShardRefusesWhatItCannotServe) {
+  using resident::CudaSpace;
+  // Shards that are not shards, whatever the machine.
+  for (const resident::Shard bad :
+       {resident::Shard{0, 1, -1}, resident::Shard{0, 1, 5}, resident::Shard{3, 2, 0},
+        resident::Shard{-1, 2, 0}, resident::Shard{0, 0, 0}})
+    EXPECT_THROW((void)CudaSpace::for_shard(bad), resident::InvalidArgument)
+        << bad.rank << "/" << bad.world_size << "/" << bad.local_rank;
+  const int devices = CudaSpace::device_count();
+  if (devices == 0) {
+    // No device: no rank can be served, rank 0 no more than rank 3.
+    EXPECT_THROW((void)CudaSpace::for_shard({3, 4, 3}), resident::InvalidArgument);
+    EXPECT_THROW((void)CudaSpace::for_shard({0, 1, 0}), resident::InvalidArgument);
+  } else {
+    EXPECT_EQ(CudaSpace::for_shard({0, 1, 0}).device_id(), 0);
+    EXPECT_EQ(CudaSpace::for_shard({devices - 1, devices, devices - 1}).device_id(),
+              devices == 1 ? 0 : devices - 1);
+  }
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // The per-rank geometry, over a sweep of row counts, world sizes, batch sizes and policies.

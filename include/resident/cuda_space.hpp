@@ -76,9 +76,11 @@ class CudaSpace {
   /// @brief The device of a rank: `shard.local_rank` (so each rank on a node takes its own
   /// GPU), or device 0 where the process sees a single device (launchers that set
   /// `CUDA_VISIBLE_DEVICES` per rank).
-  /// @throws InvalidArgument when the local rank is not below the devices visible (more
-  /// ranks per node than GPUs).
+  /// @throws InvalidArgument for a shard `validate` refuses (a rank or local rank outside
+  /// `[0, world_size)`), when no device is visible, or when the local rank is not below the
+  /// devices visible (more ranks per node than GPUs).
   [[nodiscard]] static CudaSpace for_shard(const Shard& shard = shard_from_env()) {
+    validate(shard);
     return CudaSpace(detail::device_for_local_rank(shard.local_rank, device_count()));
   }
 

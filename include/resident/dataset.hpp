@@ -54,10 +54,12 @@ class DatasetEpoch {
   /// @brief Use `Dataset::epoch`.
   explicit DatasetEpoch(Streamed epoch) : epoch_(std::move(epoch)) {}
 
-  [[nodiscard]] std::size_t size() const noexcept {
-    return detail::visit_held(epoch_, [](const auto& epoch) { return epoch.size(); });
+  /// @brief Batches in the epoch.
+  /// @throws Error once the dataset was moved from, assigned, swapped or destroyed.
+  [[nodiscard]] std::size_t size() const {
+    return std::visit([](const auto& epoch) { return epoch.size(); }, epoch_);
   }
-  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] bool empty() const { return size() == 0; }
   [[nodiscard]] const EpochOptions& options() const noexcept {
     return detail::visit_held(
         epoch_, [](const auto& epoch) -> const EpochOptions& { return epoch.options(); });
@@ -66,7 +68,10 @@ class DatasetEpoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     return std::visit([k](auto& epoch) -> batch_type { return epoch.batch(k); }, epoch_);
   }
-  [[nodiscard]] iterator begin() { return iterator(this, 0); }
+  [[nodiscard]] iterator begin() {
+    (void)size();  // throws when the dataset changed since the epoch was made
+    return iterator(this, 0);
+  }
   [[nodiscard]] iterator end() { return iterator(this, size()); }
 
  private:

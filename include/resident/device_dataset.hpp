@@ -21,6 +21,7 @@
 #include "resident/detail/host_upload.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
+#include "resident/detail/tenancy.hpp"
 #include "resident/detail/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
@@ -62,8 +63,8 @@ class DeviceDataset {
   /// freed at once. On `CudaSpace`, pinned sources are copied directly, pageable ones are
   /// staged through a ring of pinned buffers while host threads fill the next one.
   DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
-      : space_(std::move(space)),
-        config_{options.batch_size, options.remainder, 0, options.shard, options.sharding} {
+      : space_(std::move(space)), config_{options.batch_size, options.remainder, 0,
+                                          options.ring_depth, options.shard,     options.sharding} {
     const auto layout = detail::make_layout(options, fields...);
     detail::check_upload_options(options);
     const Plan verdict =
@@ -78,8 +79,6 @@ class DeviceDataset {
                    options, owned_stream.get());
 
     layout_ = layout;
-    ring_layout_ =
-        detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, options.ring_depth);
     fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     stream_ = std::move(owned_stream);
@@ -88,19 +87,21 @@ class DeviceDataset {
   DeviceDataset(const DeviceDataset&) = delete;
   DeviceDataset& operator=(const DeviceDataset&) = delete;
 
-  /// @brief Takes `other`'s data; `other` is left empty.
+  /// @brief Takes `other`'s data; `other` is left empty (moved from), and the epochs made from
+  /// it throw on their next use.
   DeviceDataset(DeviceDataset&& other) noexcept
       : space_(std::move(other.space_)),
         config_(other.config_),
         layout_(std::exchange(other.layout_, {})),
-        ring_layout_(other.ring_layout_),
         storage_(std::move(other.storage_)),
         ring_(std::move(other.ring_)),
         ring_generation_(std::exchange(other.ring_generation_, 0)),
         stream_(std::move(other.stream_)),
-        fields_(std::exchange(other.fields_, batch_type{})) {}
+        fields_(std::exchange(other.fields_, batch_type{})),
+        tenancy_(std::move(other.tenancy_)) {}
 
-  /// @brief Releases this dataset's data, then takes `other`'s; `other` is left empty.
+  /// @brief Releases this dataset's data, then takes `other`'s; `other` is left empty. The
+  /// epochs made from either dataset before throw on their next use.
   DeviceDataset& operator=(DeviceDataset&& other) noexcept {
     if (this != &other) {
       DeviceDataset taken(std::move(other));
@@ -111,17 +112,18 @@ class DeviceDataset {
 
   ~DeviceDataset() = default;
 
-  /// @brief Exchanges the contents of two datasets.
+  /// @brief Exchanges the contents of two datasets; the epochs made from either before throw
+  /// on their next use (views stay valid: they refer to the data, which only changes owner).
   void swap(DeviceDataset& other) noexcept {
     std::swap(space_, other.space_);
     std::swap(config_, other.config_);
     std::swap(layout_, other.layout_);
-    std::swap(ring_layout_, other.ring_layout_);
     std::swap(storage_, other.storage_);
     ring_.swap(other.ring_);
     std::swap(ring_generation_, other.ring_generation_);
     stream_.swap(other.stream_);
     std::swap(fields_, other.fields_);
+    tenancy_.swap(other.tenancy_);
   }
 
   /// @brief Rows stored (before padding): every row, or this rank's part when partitioned.
@@ -147,6 +149,10 @@ class DeviceDataset {
     if (!storage_) return nullptr;
     return std::shared_ptr<const void>(storage_, storage_->data());  // aliasing: shares storage_
   }
+
+  /// @brief Whether the data was moved to another dataset (and none moved in since): the
+  /// dataset is empty and its epochs throw, saying so.
+  [[nodiscard]] bool moved_from() const noexcept { return tenancy_.moved_from(); }
 
   /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
@@ -218,6 +224,10 @@ class DeviceDataset {
   }
 
   [[noreturn]] void throw_batch_out_of_range(std::size_t index) const {
+    if (moved_from())
+      throw std::out_of_range("resident: batch index " + std::to_string(index) +
+                              " is out of range: the dataset was moved from and holds no data; "
+                              "read the batches of the dataset it was moved to");
     throw std::out_of_range("resident: batch index " + std::to_string(index) +
                             " is out of range; the dataset has " + std::to_string(num_batches()) +
                             " batches (" + std::to_string(num_rows()) + " rows, batch size " +
@@ -229,18 +239,32 @@ class DeviceDataset {
   template <class, class, bool>
   friend class Epoch;
 
-  // The ring of gathering epochs, allocated at the first one after its own capacity check.
-  void ensure_ring() {
-    if (ring_.data() != nullptr || ring_layout_.total_bytes == 0) return;
+  // The ring of gathering epochs, allocated at the first one after its own capacity check and
+  // grown (never shrunk) when an epoch's conversion needs wider slots. On refusal the ring
+  // held so far stays as it was.
+  void ensure_ring(std::size_t bytes) {
+    if (ring_.bytes() >= bytes) return;
     const Capacity capacity = space_.capacity();
-    if (ring_layout_.total_bytes > detail::usable_bytes(capacity.free_bytes, config_.reserve_bytes))
-      throw CapacityError(space_.name(), ring_layout_.total_bytes, capacity.free_bytes,
-                          capacity.total_bytes, config_.reserve_bytes);
-    ring_ = detail::Allocation<Space>(space_, ring_layout_.total_bytes);
+    if (bytes > detail::usable_bytes(capacity.free_bytes, config_.reserve_bytes))
+      throw ring_refusal(bytes, capacity);
+    detail::Allocation<Space> grown(space_, bytes);
+    ring_.swap(grown);
   }
-  [[nodiscard]] const detail::RingLayout<num_fields>& ring_layout() const noexcept {
-    return ring_layout_;
+
+  [[nodiscard]] CapacityError ring_refusal(std::size_t bytes, const Capacity& capacity) const {
+    using detail::format_bytes;
+    return CapacityError(space_.name(), bytes, capacity.free_bytes, capacity.total_bytes,
+                         config_.reserve_bytes,
+                         "the dataset itself (" + format_bytes(this->bytes()) +
+                             ") is uploaded; a gathering epoch (Shuffle::samples, a conversion or "
+                             "batch_indices()) needs this ring of " +
+                             std::to_string(config_.ring_depth) +
+                             " batches besides: lower "
+                             "DatasetOptions::ring_depth or batch_size, lower the reserve, or use "
+                             "Shuffle::batches, which is zero-copy and needs no ring",
+                         "the gather ring");
   }
+
   [[nodiscard]] const detail::ShardGeometry& geometry() const noexcept { return layout_.geometry; }
 
   // What moves with the data but is not emptied by a move.
@@ -248,6 +272,7 @@ class DeviceDataset {
     std::size_t batch_size;
     Remainder remainder;
     std::size_t reserve_bytes;
+    std::size_t ring_depth;
     Shard shard;
     Sharding sharding;
   };
@@ -255,12 +280,12 @@ class DeviceDataset {
   Space space_;
   Config config_;
   detail::DatasetLayout<num_fields> layout_{};
-  detail::RingLayout<num_fields> ring_layout_{};
   std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
   detail::Allocation<Space> ring_;
   std::size_t ring_generation_ = 0;
   detail::OwnedStream<Space> stream_;
   batch_type fields_{};
+  detail::Tenancy tenancy_;
 };
 
 /// Deduces the field types from the tensors, const or not: `DeviceDataset ds(space, opt, x, y)`.

@@ -5,6 +5,8 @@
 /// @file
 /// @brief Epochs: a dataset's batches in a seeded, reproducible order, as a range.
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -22,8 +24,10 @@
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/host_gather.hpp"
+#include "resident/detail/layout.hpp"
 #include "resident/detail/row_order.hpp"
 #include "resident/detail/shard_geometry.hpp"
+#include "resident/detail/tenancy.hpp"
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
@@ -108,9 +112,12 @@ inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions&
 /// `j % ring_depth == k % ring_depth`). On `CudaSpace` the gather is ordered on `ds.stream()`:
 /// kernels on that stream see the data, others must wait for it (an event recorded on
 /// it). One gathering epoch at a time per dataset: making a new one retires the previous
-/// one's ring, and using the old one then throws `resident::Error`. An epoch refers to its
-/// dataset, which must outlive it and stay in place (not moved from); use an epoch from one
-/// thread at a time.
+/// one's ring, and using the old one then throws `resident::Error`. An epoch refers to the
+/// dataset object it was made from: once that object is moved from, assigned, swapped or
+/// destroyed, every use of the epoch (`size()`, `begin()`, `batch()`, ...) throws
+/// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
+/// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
+/// one thread at a time.
 template <class Dataset, class Conversion, bool Kernels>
 class Epoch {
   using Space = typename Dataset::space_type;
@@ -139,9 +146,11 @@ class Epoch {
   /// @brief Use `DeviceDataset::epoch`.
   Epoch(Dataset& dataset, EpochOptions options, Conversion conversion)
       : dataset_(&dataset),
+        lease_(dataset.tenancy_.lease()),
         options_(options),
         conversion_(conversion),
         lane_(dataset.geometry().lane) {
+    if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     const detail::ShardGeometry& geometry = dataset.geometry();
     if (options.shuffle == Shuffle::batches) {
       batch_order_ = Permutation(geometry.batches, options.seed, options.epoch);
@@ -153,8 +162,13 @@ class Epoch {
     if (gathers()) claim_ring();
   }
 
-  [[nodiscard]] std::size_t size() const noexcept { return dataset_->num_batches(); }
-  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// @brief Batches in the epoch.
+  /// @throws Error once the dataset was moved from, assigned, swapped or destroyed.
+  [[nodiscard]] std::size_t size() const {
+    lease_.check();
+    return dataset_->num_batches();
+  }
+  [[nodiscard]] bool empty() const { return size() == 0; }
   [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
   /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
   [[nodiscard]] bool gathers() const noexcept {
@@ -164,7 +178,7 @@ class Epoch {
   /// @brief Batch `k` of the epoch (`k < size()`).
   /// @throws std::out_of_range past the end; CapacityError if the ring does not fit;
   /// InvalidArgument for a gathering epoch on a device space in a translation unit not
-  /// compiled by nvcc.
+  /// compiled by nvcc; Error once the dataset was moved from, assigned, swapped or destroyed.
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!has_conversion) {
@@ -179,20 +193,30 @@ class Epoch {
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
     const std::size_t slot = materialize(k, gathers());
-    const auto& ring = dataset_->ring_layout();
     return index_view(reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
-                          dataset_->ring_.data() + slot * ring.slot_bytes + ring.index_offset),
+                          dataset_->ring_.data() + slot * ring_.slot_bytes + ring_.index_offset),
                       rows_of(k), Shape{}, valid_rows_of(k));
   }
 
   /// @brief Input iterator over the epoch's batches.
   using iterator = detail::BatchIterator<Epoch>;
 
-  [[nodiscard]] iterator begin() { return iterator(this, 0); }
+  [[nodiscard]] iterator begin() {
+    lease_.check();
+    return iterator(this, 0);
+  }
   [[nodiscard]] iterator end() { return iterator(this, size()); }
 
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
+
+  // The gather ring's slot layout for this epoch's element types: the default width (see
+  // `ring_element_bytes`) or the conversion's output, whichever is wider.
+  template <std::size_t... Field>
+  static std::array<std::size_t, fields> ring_element_sizes(std::index_sequence<Field...>) {
+    return {
+        std::max(detail::ring_element_bytes(sizeof(stored_t<Field>)), sizeof(output_t<Field>))...};
+  }
 
   void check_index(std::size_t k) const {
     if (k >= size())
@@ -218,9 +242,13 @@ class Epoch {
   }
 
   void claim_ring() {
-    dataset_->ensure_ring();
+    const auto ring = detail::make_ring_layout(
+        dataset_->layout_, ring_element_sizes(std::make_index_sequence<fields>{}),
+        dataset_->config_.ring_depth);
+    dataset_->ensure_ring(ring.total_bytes);
+    ring_ = ring;
     generation_ = ++dataset_->ring_generation_;
-    slot_batch_.assign(dataset_->ring_layout().depth, no_batch);
+    slot_batch_.assign(ring_.depth, no_batch);
     slot_has_fields_.assign(slot_batch_.size(), false);
   }
 
@@ -242,13 +270,13 @@ class Epoch {
 
   template <std::size_t... Field>
   void fill(std::size_t slot, std::size_t k, bool with_fields, std::index_sequence<Field...>) {
-    const auto& ring = dataset_->ring_layout();
-    std::byte* base = dataset_->ring_.data() + slot * ring.slot_bytes;
-    auto* indices = reinterpret_cast<std::int64_t*>(base + ring.index_offset);  // NOLINT
+    std::byte* base = dataset_->ring_.data() + slot * ring_.slot_bytes;
+    auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
     const detail::RowOrder order = order_of(k);
     const std::size_t rows = rows_of(k);
     if (with_fields) {
-      (gather_field<Field>(base + ring.offsets[Field], order, rows, Field == 0 ? indices : nullptr),
+      (gather_field<Field>(base + ring_.offsets[Field], order, rows,
+                           Field == 0 ? indices : nullptr),
        ...);
     } else if constexpr (is_device_accessible_v<Space>) {
       require_kernels();
@@ -277,7 +305,7 @@ class Epoch {
     } else {
       if (!workers_) {
         const std::size_t batch_bytes =
-            dataset_->batch_size() * source.row_elements() * sizeof(stored_t<Field>);
+            dataset_->geometry().max_batch_rows() * source.row_elements() * sizeof(stored_t<Field>);
         workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
       }
       detail::host_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
@@ -304,22 +332,23 @@ class Epoch {
   template <std::size_t... Field>
   [[nodiscard]] batch_type views(std::size_t slot, std::size_t k,
                                  std::index_sequence<Field...>) const {
-    const auto& ring = dataset_->ring_layout();
-    const std::byte* base = dataset_->ring_.data() + slot * ring.slot_bytes;
+    const std::byte* base = dataset_->ring_.data() + slot * ring_.slot_bytes;
     const std::size_t rows = rows_of(k);
     const std::size_t valid = valid_rows_of(k);
     return batch_type(BatchView<const output_t<Field>>(
-        reinterpret_cast<const output_t<Field>*>(base + ring.offsets[Field]),  // NOLINT
+        reinterpret_cast<const output_t<Field>*>(base + ring_.offsets[Field]),  // NOLINT
         rows, dataset_->template field<Field>().row_shape(), valid)...);
   }
 
   Dataset* dataset_;
+  detail::TenancyLease lease_;  // checked before every use of `dataset_`
   EpochOptions options_;
   Conversion conversion_;
   NoConversion no_conversion_{};
   std::size_t lane_;  // this epoch's share of each round of the order (replicated)
   Permutation batch_order_;
   Permutation sample_order_;
+  detail::RingLayout<fields> ring_{};  // this epoch's slots (claimed: `generation_ != 0`)
   std::size_t generation_ = 0;
   std::vector<std::size_t> slot_batch_;
   std::vector<bool> slot_has_fields_;

@@ -41,10 +41,12 @@ class CapacityError : public Error {
   /// @param total_bytes bytes the space holds in all
   /// @param reserve_bytes bytes the caller asked to leave free (for the model)
   /// @param advice what to do, in place of the default advice (compact dtype, shard, stream)
+  /// @param subject what needed the bytes, as the message names it ("dataset" by default)
   CapacityError(std::string space_name, std::size_t needed_bytes, std::size_t free_bytes,
                 std::size_t total_bytes, std::size_t reserve_bytes,
-                const std::string& advice = default_advice)
-      : Error(message(space_name, needed_bytes, free_bytes, total_bytes, reserve_bytes, advice)),
+                const std::string& advice = default_advice, const std::string& subject = "dataset")
+      : Error(message(space_name, needed_bytes, free_bytes, total_bytes, reserve_bytes, advice,
+                      subject)),
         space_name_(std::move(space_name)),
         needed_bytes_(needed_bytes),
         free_bytes_(free_bytes),
@@ -63,11 +65,11 @@ class CapacityError : public Error {
   /// @brief The sentence the exception carries; `plan()` uses it as its refusal reason.
   static std::string message(const std::string& space_name, std::size_t needed_bytes,
                              std::size_t free_bytes, std::size_t total_bytes,
-                             std::size_t reserve_bytes,
-                             const std::string& advice = default_advice) {
+                             std::size_t reserve_bytes, const std::string& advice = default_advice,
+                             const std::string& subject = "dataset") {
     using detail::format_bytes;
     const std::size_t usable = detail::usable_bytes(free_bytes, reserve_bytes);
-    return "resident: dataset needs " + format_bytes(needed_bytes) + " on " + space_name +
+    return "resident: " + subject + " needs " + format_bytes(needed_bytes) + " on " + space_name +
            " but only " + format_bytes(usable) + " of " + format_bytes(total_bytes) +
            " is free after a " + format_bytes(reserve_bytes) + " reserve; " + advice + " (needed " +
            std::to_string(needed_bytes) + " B, free " + std::to_string(free_bytes) + " B, total " +

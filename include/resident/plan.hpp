@@ -210,8 +210,9 @@ template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
                  const DatasetLayout<Fields>& layout,
                  const std::array<ElementKind, Fields>& kinds) {
-  std::array<std::size_t, Fields> element_bytes{};
-  for (std::size_t field = 0; field < Fields; ++field) element_bytes[field] = kinds[field].bytes;
+  std::array<std::size_t, Fields> ring_element{};
+  for (std::size_t field = 0; field < Fields; ++field)
+    ring_element[field] = ring_element_bytes(kinds[field].bytes);
   const Capacity capacity = space.capacity();
   Plan verdict;
   verdict.space_name = space.name();
@@ -221,8 +222,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   verdict.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
   verdict.num_rows = layout.geometry.order_rows;
   verdict.num_batches = layout.geometry.batches;
-  verdict.ring_bytes =
-      make_ring_layout(layout, element_bytes, options.batch_size, options.ring_depth).total_bytes;
+  verdict.ring_bytes = make_ring_layout(layout, ring_element, options.ring_depth).total_bytes;
   verdict.shard = options.shard;
   verdict.sharding = options.sharding;
   verdict.partitioned_rank_bytes =

@@ -111,8 +111,16 @@ inline int read_rank_variable(const EnvironmentLookup& lookup, const char* name,
 /// The CUDA device of local rank `local_rank` among `devices` visible ones (see
 /// `CudaSpace::for_shard`).
 inline int device_for_local_rank(int local_rank, int devices) {
-  if (devices <= 1) return 0;
-  if (local_rank < 0 || local_rank >= devices)
+  if (devices <= 0)
+    throw InvalidArgument("resident: local rank " + std::to_string(local_rank) +
+                          " needs a CUDA device, but this process sees none (no GPU or driver, "
+                          "or CUDA_VISIBLE_DEVICES hides them all); use resident::HostSpace "
+                          "here, or run where a GPU is visible");
+  if (local_rank < 0)
+    throw InvalidArgument("resident: local rank " + std::to_string(local_rank) +
+                          " is negative; pass the rank of this process on its node");
+  if (devices == 1) return 0;
+  if (local_rank >= devices)
     throw InvalidArgument("resident: local rank " + std::to_string(local_rank) +
                           " has no CUDA device of its own: this process sees " +
                           std::to_string(devices) + " devices (0 to " +

@@ -29,6 +29,7 @@
 #include "resident/detail/resources.hpp"
 #include "resident/detail/row_source.hpp"
 #include "resident/detail/stream_layout.hpp"
+#include "resident/detail/tenancy.hpp"
 #include "resident/epoch.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
@@ -225,7 +226,8 @@ class StreamingDataset {
         last_order_id_(other.last_order_id_),
         plain_order_(std::move(other.plain_order_)),
         active_order_(std::move(other.active_order_)),
-        held_(std::exchange(other.held_, no_position)) {}
+        held_(std::exchange(other.held_, no_position)),
+        tenancy_(std::move(other.tenancy_)) {}
 
   /// @brief Releases this dataset's ring (stopping its pass), then takes `other`'s.
   StreamingDataset& operator=(StreamingDataset&& other) noexcept {
@@ -261,6 +263,7 @@ class StreamingDataset {
     std::swap(plain_order_, other.plain_order_);
     std::swap(active_order_, other.active_order_);
     std::swap(held_, other.held_);
+    tenancy_.swap(other.tenancy_);
   }
 
   /// @brief Rows stored (before padding): every row, or this rank's part when partitioned.
@@ -274,6 +277,8 @@ class StreamingDataset {
   [[nodiscard]] const Shard& shard() const noexcept { return options_.shard; }
   [[nodiscard]] Sharding sharding() const noexcept { return options_.sharding; }
   [[nodiscard]] bool empty() const noexcept { return num_rows() == 0; }
+  /// @brief Whether the data was moved to another dataset (see `DeviceDataset::moved_from`).
+  [[nodiscard]] bool moved_from() const noexcept { return tenancy_.moved_from(); }
   [[nodiscard]] const Space& space() const noexcept { return space_; }
   /// @brief The stream batches are ordered on (see `DeviceDataset::stream`).
   [[nodiscard]] stream_type stream() const noexcept { return stream_.get(); }
@@ -361,6 +366,10 @@ class StreamingDataset {
   }
 
   [[nodiscard]] batch_type serve(const detail::PassOrder& order, std::size_t k) {
+    if (k >= num_batches() && moved_from())
+      throw std::out_of_range("resident: batch index " + std::to_string(k) +
+                              " is out of range: the streaming dataset was moved from and holds "
+                              "no data; read the batches of the dataset it was moved to");
     if (k >= num_batches())
       throw std::out_of_range(
           "resident: batch index " + std::to_string(k) +
@@ -428,6 +437,7 @@ class StreamingDataset {
   std::shared_ptr<const detail::PassOrder> plain_order_;
   std::shared_ptr<const detail::PassOrder> active_order_;
   std::size_t held_ = no_position;
+  detail::Tenancy tenancy_;
 };
 
 /// Deduces the field types from the tensors: `StreamingDataset ds(space, opt, x, y)`.
@@ -436,7 +446,9 @@ StreamingDataset(Space, DatasetOptions, HostTensor<Ts>...)
     -> StreamingDataset<Space, std::remove_const_t<Ts>...>;
 
 /// @brief One epoch of a `StreamingDataset`: `size()` batches, each the same tuple of views as
-/// `batch(i)`. Made by `StreamingDataset::epoch`; refers to its dataset, which must outlive it.
+/// `batch(i)`. Made by `StreamingDataset::epoch`. It refers to the dataset object it was made
+/// from: once that is moved from, assigned, swapped or destroyed, every use throws `Error`
+/// saying so (as `Epoch` does).
 template <class Dataset>
 class StreamingEpoch {
  public:
@@ -446,23 +458,37 @@ class StreamingEpoch {
   /// @brief Use `StreamingDataset::epoch`.
   StreamingEpoch(Dataset& dataset, EpochOptions options)
       : dataset_(&dataset),
+        lease_(dataset.tenancy_.lease()),
         order_(std::make_shared<detail::PassOrder>(dataset.make_order(options))) {}
 
-  [[nodiscard]] std::size_t size() const noexcept { return dataset_->num_batches(); }
-  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// @brief Batches in the epoch.
+  /// @throws Error once the dataset was moved from, assigned, swapped or destroyed.
+  [[nodiscard]] std::size_t size() const {
+    lease_.check();
+    return dataset_->num_batches();
+  }
+  [[nodiscard]] bool empty() const { return size() == 0; }
   [[nodiscard]] const EpochOptions& options() const noexcept { return order_->options; }
   /// @brief Always false: streamed batches are views of the ring's chunks, never gathered.
   [[nodiscard]] static constexpr bool gathers() noexcept { return false; }
 
   /// @brief Batch `k` of the epoch (`k < size()`); waits only if its chunk is still loading.
-  /// @throws std::out_of_range past the end; the errors of `StreamingDataset::batch`.
-  [[nodiscard]] batch_type batch(std::size_t k) { return dataset_->serve(*order_, k); }
+  /// @throws std::out_of_range past the end; the errors of `StreamingDataset::batch`; Error once
+  /// the dataset was moved from, assigned, swapped or destroyed.
+  [[nodiscard]] batch_type batch(std::size_t k) {
+    lease_.check();
+    return dataset_->serve(*order_, k);
+  }
 
-  [[nodiscard]] iterator begin() { return iterator(this, 0); }
+  [[nodiscard]] iterator begin() {
+    lease_.check();
+    return iterator(this, 0);
+  }
   [[nodiscard]] iterator end() { return iterator(this, size()); }
 
  private:
   Dataset* dataset_;
+  detail::TenancyLease lease_;  // checked before every use of `dataset_`
   std::shared_ptr<const detail::PassOrder> order_;
 };
 

@@ -85,32 +85,36 @@ struct RingLayout {
   std::size_t total_bytes = 0;                ///< Bytes of the ring.
 };
 
-/// Elements of a ring slot are as wide as the stored type or as a `float`, whichever is
-/// wider, so that a conversion to float fits the same ring.
+/// Bytes of an element of a ring slot for a field stored with elements of `stored` bytes, by
+/// default: the stored type or a `float`, whichever is wider, so that one ring serves both the
+/// stored batches and their conversion to float (the common one) without growing.
 inline constexpr std::size_t ring_element_bytes(std::size_t stored) noexcept {
   return stored > sizeof(float) ? stored : sizeof(float);
 }
 
-/// @brief The ring of a gathering epoch: `depth` slots, each one batch of every field (at the
-/// wider of its stored type and float) plus the batch's row ids (`std::int64_t`).
+/// @brief The ring of a gathering epoch: `depth` slots, each one batch of every field, with
+/// elements of `element_bytes` (see `ring_element_bytes`), plus the batch's row ids
+/// (`std::int64_t`). A slot holds the largest batch the geometry serves, which is fewer rows
+/// than the batch size when the dataset (or this rank's part) is smaller than one batch.
 template <std::size_t Fields>
 RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
                                     const std::array<std::size_t, Fields>& element_bytes,
-                                    std::size_t batch_size, std::size_t depth) {
+                                    std::size_t depth) {
   RESIDENT_EXPECTS(depth > 0, "DatasetOptions::ring_depth is 0; use at least 1 (default 2)");
+  const std::size_t rows = layout.geometry.max_batch_rows();
   RingLayout<Fields> ring;
   std::size_t end = 0;
   for (std::size_t field = 0; field < Fields; ++field) {
     ring.offsets[field] = end;
     const std::size_t bytes =
-        checked_mul(checked_mul(batch_size, layout.row_elements[field], "ring byte size"),
-                    ring_element_bytes(element_bytes[field]), "ring byte size");
+        checked_mul(checked_mul(rows, layout.row_elements[field], "ring byte size"),
+                    element_bytes[field], "ring byte size");
     end = checked_align_up(checked_add(end, bytes, "ring byte size"), field_alignment,
                            "ring byte size");
   }
   ring.index_offset = end;
-  end = checked_add(end, checked_mul(batch_size, sizeof(std::int64_t), "ring byte size"),
-                    "ring byte size");
+  end =
+      checked_add(end, checked_mul(rows, sizeof(std::int64_t), "ring byte size"), "ring byte size");
   ring.slot_bytes = checked_align_up(end, field_alignment, "ring byte size");
   ring.depth = depth;
   ring.total_bytes = checked_mul(ring.slot_bytes, depth, "ring byte size");

@@ -62,6 +62,12 @@ struct ShardGeometry {
     return j + 1 == batches ? tail_rows : batch_size;
   }
 
+  /// Rows of the largest batch: what one batch of a gathering ring must hold. A batch size
+  /// above the rows gives one batch of the rows there are (but under `pad`).
+  [[nodiscard]] constexpr std::size_t max_batch_rows() const noexcept {
+    return batches == 0 ? 0 : batches == 1 ? tail_rows : batch_size;
+  }
+
   /// @brief Batch `j` (< `batches`) of lane `lane_index`. Every round but a short last one
   /// gives each lane `batch_size` consecutive positions; a short last round (the `partial` or
   /// `pad` tail) is split among the lanes as evenly as rows allow.

@@ -1,0 +1,103 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "resident/error.hpp"
+
+namespace resident::detail {
+
+/// @brief What an epoch holds to learn, before every use, whether the dataset object it was
+/// made from still holds the data it was made from. Copyable; made by `Tenancy::lease`.
+class TenancyLease {
+ public:
+  TenancyLease() = default;
+
+  /// @brief Whether the dataset is still the one the lease was made from.
+  [[nodiscard]] bool valid() const noexcept { return !made_moved_from_ && !token_.expired(); }
+
+  /// @brief Throws `Error` unless `valid()`: the message says whether the dataset was already
+  /// moved from when the epoch was made, or changed since.
+  void check() const {
+    if (made_moved_from_)
+      throw Error(
+          "resident: this epoch was made from a moved-from dataset, which holds no data; make "
+          "the epoch from the dataset the data was moved to");
+    if (token_.expired())
+      throw Error(
+          "resident: this epoch's dataset was moved from, assigned, swapped or destroyed since "
+          "the epoch was made, so the batches it would serve are not the dataset's any more; "
+          "make a new epoch from the dataset that holds the data now");
+  }
+
+ private:
+  friend class Tenancy;
+  TenancyLease(std::weak_ptr<const bool> token, bool made_moved_from) noexcept
+      : token_(std::move(token)), made_moved_from_(made_moved_from) {}
+
+  std::weak_ptr<const bool> token_;
+  bool made_moved_from_ = false;
+};
+
+/// @brief A dataset object's identity for its epochs. Epochs keep a pointer to the dataset
+/// object, not to its data, so whatever changes which data that object holds (a move from it,
+/// a move into it, a swap, its destruction) must end their leases: every such change drops the
+/// token the leases watch, and the next lease makes a new one. Moves and swaps allocate
+/// nothing (so they stay `noexcept`); the token is made by the first lease.
+/// @note `lease()` may be called from several threads at once; moves and swaps may not run
+/// alongside any other use of the same dataset (as for any object).
+class Tenancy {
+ public:
+  Tenancy() = default;
+  Tenancy(const Tenancy&) = delete;
+  Tenancy& operator=(const Tenancy&) = delete;
+
+  /// @brief The new object is a new tenancy; `other` becomes moved from.
+  Tenancy(Tenancy&& other) noexcept : moved_from_(other.moved_from_) { other.vacate(); }
+
+  /// @brief Ends this object's leases and takes `other`'s state; `other` becomes moved from.
+  Tenancy& operator=(Tenancy&& other) noexcept {
+    if (this != &other) {
+      token_.reset();
+      moved_from_ = other.moved_from_;
+      other.vacate();
+    }
+    return *this;
+  }
+
+  ~Tenancy() = default;
+
+  /// @brief Ends the leases of both objects, whose data trade places.
+  void swap(Tenancy& other) noexcept {
+    token_.reset();
+    other.token_.reset();
+    std::swap(moved_from_, other.moved_from_);
+  }
+
+  /// @brief Whether the object's data was moved away (and nothing moved in since).
+  [[nodiscard]] bool moved_from() const noexcept { return moved_from_; }
+
+  /// @brief A lease valid until the object's data changes (never valid when moved from).
+  /// @throws std::bad_alloc when the first token cannot be made.
+  [[nodiscard]] TenancyLease lease() {
+    if (moved_from_) return TenancyLease({}, true);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!token_) token_ = std::make_shared<const bool>(true);
+    return TenancyLease(token_, false);
+  }
+
+ private:
+  void vacate() noexcept {
+    token_.reset();
+    moved_from_ = true;
+  }
+
+  std::mutex mutex_;  // only `lease()` makes the token concurrently
+  std::shared_ptr<const bool> token_;
+  bool moved_from_ = false;
+};
+
+}  // namespace resident::detail
