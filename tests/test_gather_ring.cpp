@@ -57,7 +57,7 @@ TEST(GatherRing, AConversionWiderThanFloatGetsSlotsOfItsWidth) {
         ASSERT_EQ(x.data()[r * columns + e], static_cast<double>(y.data()[r]) * 0.5 + e * 1e-3)
             << "row " << r << ", element " << e;
   }
-  EXPECT_GE(ds.ring_bytes(), 2 * 16 * columns * sizeof(double));
+  EXPECT_GE(ds.ring_bytes(), std::size_t{2} * 16 * columns * sizeof(double));
 }
 
 TEST(GatherRing, SlotsHoldTheRowsABatchCanHaveNotTheBatchSize) {
