@@ -189,6 +189,17 @@ TYPED_TEST(Lifetimes, EpochsThatOutliveTheirDatasetThrow) {
   }
 }
 
+TEST(LifetimesHost, AMovedFromEpochSaysItWasMovedFrom) {
+  const LabelledRows rows(100, 3);
+  Preloaded<resident::HostSpace> a(resident::HostSpace{}, small_batches(), rows.x(), rows.y());
+  auto epoch = a.epoch({1, 0, Shuffle::samples});
+  auto taken = std::move(epoch);
+  EXPECT_EQ(first_labels(a, taken).size(), 8U);
+  expect_every_use_refused(epoch, "this epoch was moved from");  // NOLINT(bugprone-use-after-move)
+  epoch = std::move(taken);                                      // and back: the epoch serves again
+  EXPECT_EQ(first_labels(a, epoch).size(), 8U);
+}
+
 TEST(LifetimesHost, ConvertingEpochsOfAMovedDatasetThrow) {
   const LabelledRows rows(100, 3);
   Preloaded<resident::HostSpace> a(resident::HostSpace{}, small_batches(), rows.x(), rows.y());

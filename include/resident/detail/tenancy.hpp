@@ -15,17 +15,32 @@ namespace resident::detail {
 class TenancyLease {
  public:
   TenancyLease() = default;
+  TenancyLease(const TenancyLease&) = default;
+  TenancyLease& operator=(const TenancyLease&) = default;
+  /// @brief Takes `other`'s lease; `other` (an epoch moved from) says so on its next check.
+  TenancyLease(TenancyLease&& other) noexcept
+      : token_(std::move(other.token_)), state_(std::exchange(other.state_, State::moved_away)) {}
+  TenancyLease& operator=(TenancyLease&& other) noexcept {
+    if (this != &other) {
+      token_ = std::move(other.token_);
+      state_ = std::exchange(other.state_, State::moved_away);
+    }
+    return *this;
+  }
+  ~TenancyLease() = default;
 
   /// @brief Whether the dataset is still the one the lease was made from.
-  [[nodiscard]] bool valid() const noexcept { return !made_moved_from_ && !token_.expired(); }
+  [[nodiscard]] bool valid() const noexcept { return state_ == State::held && !token_.expired(); }
 
   /// @brief Throws `Error` unless `valid()`: the message says whether the dataset was already
-  /// moved from when the epoch was made, or changed since.
+  /// moved from when the epoch was made, changed since, or the epoch itself was moved from.
   void check() const {
-    if (made_moved_from_)
+    if (state_ == State::made_moved_from)
       throw Error(
           "resident: this epoch was made from a moved-from dataset, which holds no data; make "
           "the epoch from the dataset the data was moved to");
+    if (state_ == State::moved_away)
+      throw Error("resident: this epoch was moved from; use the epoch it was moved to");
     if (token_.expired())
       throw Error(
           "resident: this epoch's dataset was moved from, assigned, swapped or destroyed since "
@@ -35,11 +50,12 @@ class TenancyLease {
 
  private:
   friend class Tenancy;
-  TenancyLease(std::weak_ptr<const bool> token, bool made_moved_from) noexcept
-      : token_(std::move(token)), made_moved_from_(made_moved_from) {}
+  enum class State { held, made_moved_from, moved_away };
+  TenancyLease(std::weak_ptr<const bool> token, State state) noexcept
+      : token_(std::move(token)), state_(state) {}
 
   std::weak_ptr<const bool> token_;
-  bool made_moved_from_ = false;
+  State state_ = State::moved_away;
 };
 
 /// @brief A dataset object's identity for its epochs. Epochs keep a pointer to the dataset
@@ -83,10 +99,10 @@ class Tenancy {
   /// @brief A lease valid until the object's data changes (never valid when moved from).
   /// @throws std::bad_alloc when the first token cannot be made.
   [[nodiscard]] TenancyLease lease() {
-    if (moved_from_) return TenancyLease({}, true);
+    if (moved_from_) return TenancyLease({}, TenancyLease::State::made_moved_from);
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!token_) token_ = std::make_shared<const bool>(true);
-    return TenancyLease(token_, false);
+    return TenancyLease(token_, TenancyLease::State::held);
   }
 
  private:
