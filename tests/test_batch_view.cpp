@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -42,6 +43,23 @@ TEST(BatchView, SubviewIsAPointerOffset) {
   EXPECT_EQ(part.row_shape(), view.row_shape());
   const BatchView<const int> readonly = part;
   EXPECT_EQ(readonly.data(), part.data());
+}
+
+TEST(BatchView, RangesPastTheEndAreClampedToTheView) {
+  std::vector<int> data(std::size_t{10} * 3);
+  const BatchView<int> view(data.data(), 10, Shape{3});
+  const auto tail = view.subview(8, 5);  // rows 8 and 9 are there, 10 to 12 are not
+  EXPECT_EQ(tail.data(), data.data() + 24);
+  EXPECT_EQ(tail.rows(), 2u);
+  EXPECT_EQ(tail.valid_rows(), 2u);
+  const auto none = view.subview(11, 3);
+  EXPECT_EQ(none.rows(), 0u);
+  EXPECT_EQ(none.end(), data.data() + data.size()) << "an empty view at the end, not past it";
+  const std::size_t huge = std::numeric_limits<std::size_t>::max();
+  EXPECT_EQ(view.subview(huge, huge).rows(), 0u);
+  EXPECT_EQ(view.subview(3, huge).rows(), 7u);
+  EXPECT_EQ(view.with_valid_rows(500).valid_rows(), 10u);
+  EXPECT_EQ(view.with_valid_rows(4).valid_rows(), 4u);
 }
 
 #if __has_include(<cuda/std/mdspan>)

@@ -28,7 +28,9 @@ namespace resident {
 /// @brief `rows()` consecutive rows of `row_shape()` elements each, in the memory of the
 /// dataset's space. Never owns, never allocates, never copies.
 /// @tparam T element type, `const` for dataset views.
-/// @note Valid while the dataset it came from lives and is not moved from or assigned to.
+/// @note Valid while the data it views lives: a dataset that is moved or swapped hands its data
+/// on and the views stay valid; destroying or assigning over the dataset that holds the data
+/// ends them, and a view of a gathering epoch's ring also ends when its slot is reused.
 /// Works with Thrust directly: `thrust::device_pointer_cast(view.begin())`.
 template <class T>
 class BatchView {
@@ -95,20 +97,23 @@ class BatchView {
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr Shape shape() const noexcept {
     return row_shape_.prepend(rows_);
   }
-  /// @brief Rows `[first, first + count)` of this view (in range, not checked), all real.
+  /// @brief Rows `[first, first + count)` of this view, all real, clamped to the view (as
+  /// `std::string::substr` clamps): a range past the end gives the rows there are, or none,
+  /// never memory past the view.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView subview(std::size_t first,
                                                                  std::size_t count) const noexcept {
     BatchView part = *this;  // a copy keeps row_elements_: no recount on the batch(i) path
-    part.data_ = row(first);
-    part.rows_ = count;
-    part.valid_rows_ = count;
+    const std::size_t start = first < rows_ ? first : rows_;
+    part.data_ = row(start);
+    part.rows_ = count < rows_ - start ? count : rows_ - start;
+    part.valid_rows_ = part.rows_;
     return part;
   }
-  /// @brief The same rows, of which the first `valid` are real.
+  /// @brief The same rows, of which the first `valid` (at most `rows()`) are real.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr BatchView with_valid_rows(
       std::size_t valid) const noexcept {
     BatchView same = *this;
-    same.valid_rows_ = valid;
+    same.valid_rows_ = valid < rows_ ? valid : rows_;
     return same;
   }
 

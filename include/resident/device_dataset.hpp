@@ -200,7 +200,7 @@ class DeviceDataset {
   template <std::size_t Field>
   [[nodiscard]] std::tuple_element_t<Field, batch_type> field() const noexcept {
     static_assert(Field < num_fields, "field index past the dataset's fields");
-    return std::get<Field>(fields_);
+    return std::get<Field>(fields_).subview(0, num_rows());
   }
 
  private:
@@ -211,10 +211,11 @@ class DeviceDataset {
                           const HostTensor<const Ts>&... fields) {
     return batch_type(BatchView<const Ts>(
         reinterpret_cast<const Ts*>(storage.data() + layout.offsets[Index]),  // NOLINT
-        layout.geometry.order_rows, fields.row_shape())...);
+        layout.geometry.stored_rows, fields.row_shape())...);
   }
 
-  // The zero-copy views of a slice of the stored rows (padding rows included).
+  // The zero-copy views of a slice of the stored rows (padding rows included: `fields_` views
+  // every stored row, `field<F>()` only the dataset's own).
   [[nodiscard]] batch_type batch_at(const detail::BatchSlice& slice) const {
     return std::apply(
         [&slice](const auto&... field) {
