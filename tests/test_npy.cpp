@@ -16,6 +16,7 @@
 #include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
 #include "support/data_file.hpp"
+#include "support/temp_npy.hpp"
 
 namespace {
 
@@ -27,10 +28,6 @@ using resident::testing::data_file;
 
 std::string scratch(const std::string& name) {
   return ::testing::TempDir() + "resident_npy_" + name;
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<long>(bytes.size()));
 }
 
 // A version-1.0 file with the given header dict text (padded as NumPy pads it) and data.
@@ -226,7 +223,7 @@ TEST(Npy, RefusesMalformedFilesWithTheReason) {
   for (const Malformed& bad : cases) {
     SCOPED_TRACE(bad.name);
     const std::string path = scratch(std::string("bad_") + bad.name + ".npy");
-    write_bytes(path, bad.bytes);
+    resident::testing::write_file(path, bad.bytes);
     try {
       (void)npy::load(path);
       ADD_FAILURE() << "accepted";

@@ -176,10 +176,7 @@ TEST(NonRegularFiles, AHeaderClaimingMoreThanTheFileHoldsIsRefusedByEveryLoader)
     ASSERT_NE(at, std::string::npos);
     bytes.replace(at, old_shape.size(), shape);
     bytes.erase(127, shape.size() - old_shape.size());  // padding: the header keeps its length
-    std::FILE* out = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(out, nullptr);
-    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), out), bytes.size());
-    ASSERT_EQ(std::fclose(out), 0);
+    resident::testing::write_file(path, bytes);
     expect_every_loader_refuses(path, {"the data is shorter than the shape requires"});
     std::remove(path.c_str());
   }
