@@ -332,7 +332,8 @@ struct OldIds : TempNpy {
   }
 };
 
-/// Overwrites the rows of an int64 .npy at `path` in place with `value`: same inode, same size.
+/// Overwrites the rows of an int64 .npy at `path` in place with `value`: same inode, same size,
+/// as a careless writer would (resident's own writers replace the file instead).
 void rewrite_in_place(const std::string& path, std::int64_t value) {
   const npy::Header header = npy::read_header(path);
   const std::vector<std::int64_t> rows(header.shape[0], value);
@@ -365,6 +366,18 @@ TYPED_TEST(TypedStreaming, FileRewrittenInPlaceWithinAPassIsATypedError) {
   (void)ds.batch(0);
   rewrite_in_place(ids.path, -1);
   EXPECT_EQ(expect_error_while_streaming(ds, "modified since it was opened"), ids.path);
+}
+
+TYPED_TEST(TypedStreaming, FileExtendedWhileStreamingIsATypedError) {
+  const Data data(4000);
+  const TempNpy ids("stream_extended", data.ids, {4000});
+  auto ds = stream_ids(this->space_, ids.path);
+  (void)ds.batch(0);
+  ASSERT_EQ(::truncate(ids.path.c_str(), 128 + 4001 * 8), 0);  // one row more than the header's
+  EXPECT_EQ(expect_error_while_streaming(ds,
+                                         "size changed from 32128 to 32136 bytes (it was "
+                                         "extended)"),
+            ids.path);
 }
 
 // Touching a file changes it as far as anyone can tell without reading it all: refused too,
