@@ -377,7 +377,8 @@ inline Array load(const std::string& path) {
     array.data_ = raw->data();
     array.owner_ = std::move(raw);
   }
-  // A file cut short after its header was read would fault in the mapping below and later.
+  // A file cut short after its header was read would fault where the mapping is read (the bool
+  // check below, the caller later): refused here instead.
   file.check_unchanged("while it was loaded", "keep a file unchanged while it is loaded");
   if (array.dtype_ == DType::b1) {
     for (std::size_t i = 0; i < bytes; ++i)
