@@ -15,9 +15,29 @@ usage: prepare_digits.py <dir>
 """
 import os
 import sys
+import tempfile
 
 import numpy as np
 from sklearn.datasets import load_digits
+
+
+def save(path: str, array: np.ndarray) -> None:
+    """np.save through a temporary in the same folder, renamed over the path: a dataset that
+    maps or streams the old file keeps reading it whole, and a failure leaves it as it was."""
+    folder, name = os.path.split(path)
+    fd, temporary = tempfile.mkstemp(prefix=name + ".tmp-", dir=folder or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array)
+            f.flush()
+            os.fsync(f.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)  # mkstemp's 0600 is not what np.save would give
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def main() -> int:
@@ -30,8 +50,8 @@ def main() -> int:
     order = np.random.default_rng(20261203).permutation(len(digits.target))
     pixels = digits.data[order].astype(np.uint8)
     labels = digits.target[order].astype(np.int32)
-    np.save(os.path.join(out, "digits_x.npy"), np.ascontiguousarray(pixels))
-    np.save(os.path.join(out, "digits_y.npy"), np.ascontiguousarray(labels))
+    save(os.path.join(out, "digits_x.npy"), np.ascontiguousarray(pixels))
+    save(os.path.join(out, "digits_y.npy"), np.ascontiguousarray(labels))
     print(f"prepare_digits: {pixels.shape[0]} images of {pixels.shape[1]} pixels, "
           f"{len(np.unique(labels))} classes -> {out}")
     return 0

@@ -1,6 +1,9 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +16,7 @@
 #include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
 #include "support/data_file.hpp"
+#include "support/temp_npy.hpp"
 
 namespace {
 
@@ -24,10 +28,6 @@ using resident::testing::data_file;
 
 std::string scratch(const std::string& name) {
   return ::testing::TempDir() + "resident_npy_" + name;
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<long>(bytes.size()));
 }
 
 // A version-1.0 file with the given header dict text (padded as NumPy pads it) and data.
@@ -223,7 +223,7 @@ TEST(Npy, RefusesMalformedFilesWithTheReason) {
   for (const Malformed& bad : cases) {
     SCOPED_TRACE(bad.name);
     const std::string path = scratch(std::string("bad_") + bad.name + ".npy");
-    write_bytes(path, bad.bytes);
+    resident::testing::write_file(path, bad.bytes);
     try {
       (void)npy::load(path);
       ADD_FAILURE() << "accepted";
@@ -244,6 +244,86 @@ TEST(Npy, RefusesWhatIsNotAReadableFile) {
         << error.what();
   }
   EXPECT_THROW((void)npy::load(::testing::TempDir()), FormatError);  // a directory
+}
+
+/// Mode bits of the file at `path`.
+::mode_t mode_of(const std::string& path) {
+  struct ::stat status {};
+  EXPECT_EQ(::stat(path.c_str(), &status), 0) << path;
+  return status.st_mode & 07777;
+}
+
+/// Names in the scratch folder that start with `name.`: what a save left beside `name`.
+std::vector<std::string> left_beside(const std::string& name) {
+  std::vector<std::string> names;
+  const std::string prefix = name + ".";
+  if (DIR* dir = ::opendir(::testing::TempDir().c_str())) {
+    while (const ::dirent* entry = ::readdir(dir))
+      if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.emplace_back(entry->d_name);
+    ::closedir(dir);
+  }
+  return names;
+}
+
+// A save writes a temporary beside the file and renames it into place: a new file gets the
+// mode open() would give it (not a temporary's 0600), an old one keeps its mode, and nothing
+// else is left in the folder.
+TEST(NpySave, GivesTheUsualModeAndLeavesNoTemporary) {
+  const std::vector<float> values{1, 2, 3};
+  const std::string path = scratch("mode.npy");
+  std::remove(path.c_str());
+  const ::mode_t mask = ::umask(022);
+  npy::save(path, values.data(), Shape{3});
+  EXPECT_EQ(mode_of(path), 0644u);
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  npy::save(path, values.data(), Shape{3});
+  EXPECT_EQ(mode_of(path), 0640u);
+  ::umask(mask);
+  EXPECT_EQ(left_beside("resident_npy_mode.npy"), std::vector<std::string>{});
+  std::remove(path.c_str());
+}
+
+// A refused save leaves the old file as it was and no partial file anywhere.
+TEST(NpySave, AFailedSaveLeavesTheOldFileAndNoPartialFile) {
+  const std::vector<float> values{1, 2, 3};
+  const std::string missing = scratch("no_such_folder/x.npy");
+  try {
+    npy::save(missing, values.data(), Shape{3});
+    FAIL() << "saved into a folder that does not exist";
+  } catch (const resident::Error& error) {
+    EXPECT_NE(std::string(error.what()).find(missing), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("No such file or directory"), std::string::npos)
+        << error.what();
+  }
+  struct ::stat status {};
+  EXPECT_NE(::stat(missing.c_str(), &status), 0);
+
+  const std::string path = scratch("kept.npy");
+  npy::save(path, values.data(), Shape{3});
+  // A shape whose byte size overflows: refused before anything is written.
+  EXPECT_THROW(npy::save(path, values.data(), Shape{std::size_t{1} << 62, 8}),
+               resident::InvalidArgument);
+  const npy::Array kept = npy::load(path);
+  ASSERT_EQ(kept.shape(), Shape{3});
+  EXPECT_EQ(kept.as<float>().data()[2], 3.0f);
+  EXPECT_EQ(left_beside("resident_npy_kept.npy"), std::vector<std::string>{});
+  std::remove(path.c_str());
+}
+
+// Permissions do not bind root, which can write into a read-only folder.
+TEST(NpySave, AReadOnlyFolderIsRefusedAndLeftEmpty) {
+  if (::geteuid() == 0) GTEST_SKIP() << "skipped: root writes into read-only folders";
+  const std::string folder = scratch("read_only");
+  ASSERT_EQ(::mkdir(folder.c_str(), 0500), 0);
+  const std::vector<float> values{1, 2, 3};
+  EXPECT_THROW(npy::save(folder + "/x.npy", values.data(), Shape{3}), resident::Error);
+  DIR* dir = ::opendir(folder.c_str());
+  ASSERT_NE(dir, nullptr);
+  std::size_t entries = 0;
+  while (::readdir(dir) != nullptr) ++entries;
+  ::closedir(dir);
+  EXPECT_EQ(entries, 2u);  // . and ..
+  ::rmdir(folder.c_str());
 }
 
 TEST(LoadDataset, FromNpyFilesToADataset) {

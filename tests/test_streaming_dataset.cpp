@@ -1,11 +1,16 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -21,6 +26,7 @@
 
 namespace {
 
+namespace npy = resident::npy;
 using resident::CapacityError;
 using resident::DatasetOptions;
 using resident::DeviceDataset;
@@ -29,6 +35,7 @@ using resident::HostSpace;
 using resident::HostTensor;
 using resident::InvalidArgument;
 using resident::Remainder;
+using resident::Shape;
 using resident::Shard;
 using resident::Sharding;
 using resident::Shuffle;
@@ -277,6 +284,20 @@ std::string expect_error_while_streaming(Dataset& ds, const std::string& what) {
   return {};
 }
 
+/// Reads a new pass of `ds` from its first batch and expects the FormatError whose reason says
+/// `what`; returns the error's path.
+template <class Dataset>
+std::string expect_error_in_a_new_pass(Dataset& ds, const std::string& what) {
+  try {
+    for (const auto& batch : ds.epoch({7, 1, Shuffle::none})) (void)batch;
+  } catch (const FormatError& error) {
+    EXPECT_NE(error.reason().find(what), std::string::npos) << error.what();
+    return error.path();
+  }
+  ADD_FAILURE() << "a new pass must throw a FormatError saying '" << what << "'";
+  return {};
+}
+
 // The producer reads a chunk ahead; a file cut short (or removed) under it must surface as a
 // FormatError at the reader, never as SIGBUS, a crash or a hang.
 TEST(StreamingDataset, FileTruncatedWhileStreamingIsATypedError) {
@@ -286,10 +307,10 @@ TEST(StreamingDataset, FileTruncatedWhileStreamingIsATypedError) {
       HostSpace{}, stream_options(100, Remainder::drop, 2, 3, 1), ids.path);
   (void)ds.batch(0);
   ASSERT_EQ(::truncate(ids.path.c_str(), 128 + 1000 * 8), 0);  // header + 1000 rows left
-  EXPECT_EQ(expect_error_while_streaming(ds, "truncated while streaming"), ids.path);
-  // The dataset stays usable for what the file still holds: a new pass from batch 0.
-  const auto [first] = ds.batch(0);
-  EXPECT_EQ(first.data()[99], 99);
+  EXPECT_EQ(expect_error_while_streaming(ds, "size changed from 32128 to 8128"), ids.path);
+  // The file is no longer the one that was checked: a new pass is refused too, not served
+  // from what is left.
+  EXPECT_EQ(expect_error_in_a_new_pass(ds, "truncated"), ids.path);
 }
 
 TEST(StreamingDataset, FileRemovedWhileStreamingIsATypedError) {
@@ -299,7 +320,100 @@ TEST(StreamingDataset, FileRemovedWhileStreamingIsATypedError) {
       HostSpace{}, stream_options(100, Remainder::drop, 2, 3, 1), ids.path);
   (void)ds.batch(0);
   ASSERT_EQ(std::remove(ids.path.c_str()), 0);
-  EXPECT_EQ(expect_error_while_streaming(ds, "removed while streaming"), ids.path);
+  EXPECT_EQ(expect_error_while_streaming(ds, "it was removed or replaced"), ids.path);
+}
+
+/// A scratch copy of `data.ids` whose modification time is set far in the past, so that any
+/// later write or touch changes it whatever the file system's timestamp granularity.
+struct OldIds : TempNpy {
+  OldIds(const std::string& name, const Data& data) : TempNpy(name, data.ids, {data.ids.size()}) {
+    const ::timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    EXPECT_EQ(::utimensat(AT_FDCWD, path.c_str(), old, 0), 0) << std::strerror(errno);
+  }
+};
+
+/// Overwrites the rows of an int64 .npy at `path` in place with `value`: same inode, same size,
+/// as a careless writer would (resident's own writers replace the file instead).
+void rewrite_in_place(const std::string& path, std::int64_t value) {
+  const npy::Header header = npy::read_header(path);
+  const std::vector<std::int64_t> rows(header.shape[0], value);
+  std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+  file.seekp(static_cast<std::streamoff>(header.data_offset));
+  file.write(reinterpret_cast<const char*>(rows.data()),
+             static_cast<std::streamsize>(rows.size() * sizeof(std::int64_t)));
+  ASSERT_TRUE(file.flush()) << "rewriting " << path;
+}
+
+template <class Space>
+auto stream_ids(const Space& space, const std::string& path) {
+  return resident::load_streaming_dataset<Space, std::int64_t>(
+      space, stream_options(100, Remainder::drop, 2, 3, 1), path);
+}
+
+TYPED_TEST(TypedStreaming, FileRewrittenInPlaceBetweenPassesIsATypedError) {
+  const Data data(4000);
+  const OldIds ids("stream_rewritten_between", data);
+  auto ds = stream_ids(this->space_, ids.path);
+  for (const auto& batch : ds.epoch()) (void)batch;  // a whole pass of the file as it was
+  rewrite_in_place(ids.path, -1);
+  EXPECT_EQ(expect_error_in_a_new_pass(ds, "modified since it was opened (mtime"), ids.path);
+}
+
+TYPED_TEST(TypedStreaming, FileRewrittenInPlaceWithinAPassIsATypedError) {
+  const Data data(4000);
+  const OldIds ids("stream_rewritten_within", data);
+  auto ds = stream_ids(this->space_, ids.path);
+  (void)ds.batch(0);
+  rewrite_in_place(ids.path, -1);
+  EXPECT_EQ(expect_error_while_streaming(ds, "modified since it was opened"), ids.path);
+}
+
+TYPED_TEST(TypedStreaming, FileExtendedWhileStreamingIsATypedError) {
+  const Data data(4000);
+  const TempNpy ids("stream_extended", data.ids, {4000});
+  auto ds = stream_ids(this->space_, ids.path);
+  (void)ds.batch(0);
+  ASSERT_EQ(::truncate(ids.path.c_str(), 128 + 4001 * 8), 0);  // one row more than the header's
+  EXPECT_EQ(expect_error_while_streaming(ds,
+                                         "size changed from 32128 to 32136 bytes (it was "
+                                         "extended)"),
+            ids.path);
+}
+
+// Touching a file changes it as far as anyone can tell without reading it all: refused too,
+// though its bytes are the same.
+TYPED_TEST(TypedStreaming, FileTouchedWhileStreamingIsATypedError) {
+  const Data data(4000);
+  const OldIds ids("stream_touched", data);
+  auto ds = stream_ids(this->space_, ids.path);
+  (void)ds.batch(0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, ids.path.c_str(), nullptr, 0), 0) << std::strerror(errno);
+  EXPECT_EQ(expect_error_while_streaming(ds, "modified since it was opened"), ids.path);
+}
+
+// Saving over a streamed file puts a new file at the path (npy::save renames it into place);
+// the dataset's descriptor holds the old one, which is gone from the folder: refused.
+TYPED_TEST(TypedStreaming, FileReplacedWhileStreamingIsATypedError) {
+  const Data data(4000);
+  const TempNpy ids("stream_replaced", data.ids, {4000});
+  auto ds = stream_ids(this->space_, ids.path);
+  (void)ds.batch(0);
+  const std::vector<std::int64_t> other(4000, -1);
+  npy::save(ids.path, other.data(), Shape{4000});
+  EXPECT_EQ(expect_error_in_a_new_pass(ds, "it was removed or replaced"), ids.path);
+}
+
+TYPED_TEST(TypedStreaming, HeaderClaimingMoreRowsThanTheFileHoldsIsRefused) {
+  const Data data(100);
+  const TempNpy ids("stream_claims_more", data.ids, {100});
+  ASSERT_EQ(::truncate(ids.path.c_str(), 128 + 99 * 8), 0);
+  try {
+    (void)stream_ids(this->space_, ids.path);
+    FAIL() << "a file one row short was streamed";
+  } catch (const FormatError& error) {
+    EXPECT_NE(error.reason().find("the data is shorter than the shape requires"), std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace

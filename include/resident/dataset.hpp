@@ -189,7 +189,7 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
                                    const Paths&... paths) {
   static_assert(sizeof...(Ts) >= 1, "name the field types: make_dataset<Space, float, int>(...)");
   static_assert(sizeof...(Paths) == sizeof...(Ts), "give one .npy path per field type");
-  const auto headers = detail::read_field_headers<Ts...>({std::string(paths)...});
+  const auto headers = detail::read_field_headers<Ts...>(detail::open_field_files(paths...));
   std::array<Shape, sizeof...(Ts)> shapes;
   for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
   const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});

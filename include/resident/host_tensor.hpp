@@ -19,8 +19,10 @@ namespace resident {
 /// @brief Non-owning view of contiguous row-major host memory: `shape()[0]` rows, each of
 /// `row_shape()` elements of type `T`.
 /// @tparam T element type, usually `const float`, `const std::int32_t`, `const std::uint8_t`.
-/// @note The view does not extend the lifetime of the data; resident reads it only during
-/// the call it is passed to.
+/// @note The view does not extend the lifetime of the data. How long resident reads it depends
+/// on where it is passed: a `DeviceDataset` (and `plan`, `make_dataset` when it preloads) reads
+/// it only during the call; a `StreamingDataset` (and `make_dataset` when it streams) reads it
+/// every epoch, so the data must outlive the dataset and stay unchanged.
 template <class T>
 class HostTensor {
  public:

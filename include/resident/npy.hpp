@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -21,6 +20,7 @@
 
 #include "resident/config.hpp"
 #include "resident/detail/checked_math.hpp"
+#include "resident/detail/file_io.hpp"
 #include "resident/detail/npy_header.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
@@ -31,9 +31,7 @@
 #endif
 
 #if defined(__unix__) || defined(__APPLE__)
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #else
 #error "resident/npy.hpp reads files through POSIX (open, pread, mmap)"
@@ -159,14 +157,6 @@ inline constexpr std::size_t max_header_bytes = std::size_t{1} << 20;  ///< A sa
 
 inline std::string errno_text(int error) { return std::strerror(error); }
 
-/// An open file descriptor, closed on destruction.
-struct File {
-  int fd = -1;
-  ~File() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 inline void read_exactly(const std::string& path, int fd, void* into, std::size_t bytes,
                          std::size_t offset) {
   std::size_t done = 0;
@@ -251,12 +241,12 @@ struct Header {
 
 namespace detail {
 
-/// Reads and checks the header of the open file `fd` (see `load` for what is refused).
-inline Header read_header(const std::string& path, int fd) {
-  struct ::stat status {};
-  if (::fstat(fd, &status) != 0) fail(path, 0, "cannot stat: " + errno_text(errno));
-  if (!S_ISREG(status.st_mode)) fail(path, 0, "not a regular file");
-  const auto file_size = static_cast<std::size_t>(status.st_size);
+/// Reads and checks the header of `file` (see `load` for what is refused), as the file was
+/// when it was opened: a file that changed in between is refused.
+inline Header read_header(const resident::detail::ReadFile& file) {
+  const std::string& path = file.path();
+  const int fd = file.fd();
+  const std::size_t file_size = file.identity().size;
   if (file_size == 0) fail(path, 0, "the file is empty");
   if (file_size < 10) fail(path, 0, "the file is too short to be a .npy file");
 
@@ -320,6 +310,7 @@ inline Header read_header(const std::string& path, int fd) {
     fail(path, header.data_offset + bytes,
          "the data is longer than the shape requires (" +
              std::to_string(file_size - header.data_offset - bytes) + " trailing bytes)");
+  file.check_unchanged("while its header was read", "keep a file unchanged while it is read");
   return header;
 }
 
@@ -329,10 +320,7 @@ inline Header read_header(const std::string& path, int fd) {
 /// reading the data.
 /// @throws FormatError as `load` does for the header and the file's length.
 inline Header read_header(const std::string& path) {
-  detail::File file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) detail::fail(path, 0, "cannot open the file: " + detail::errno_text(errno));
-  return detail::read_header(path, file.fd);
+  return detail::read_header(resident::detail::ReadFile(path));
 }
 
 /// @brief Reads a `.npy` file (format 1.0, 2.0 or 3.0). Little-endian C-order data is
@@ -341,13 +329,16 @@ inline Header read_header(const std::string& path) {
 /// @throws FormatError for anything but a well-formed file of a supported dtype: bad magic,
 /// unknown version, a header that runs past the file or over 1 MiB, a header that is not
 /// exactly NumPy's dict, object/structured/unknown dtypes, bad or overflowing shapes, data
-/// shorter or longer than the shape needs, bool bytes other than 0 and 1, unreadable files.
+/// shorter or longer than the shape needs, bool bytes other than 0 and 1, unreadable files, and
+/// anything that is not a regular file (a FIFO, socket, device or directory: refused before
+/// anything can block on it, symbolic links followed); a file that changes while it is read.
+/// @warning A mapped array shows the file as it is on disk: truncating the file in place while
+/// the array lives makes reading the array raise SIGBUS. `save` never does that (it replaces the
+/// file by a rename, which leaves the mapping its data), so saving over a loaded file is safe.
 inline Array load(const std::string& path) {
   using detail::fail;
-  detail::File file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) fail(path, 0, "cannot open the file: " + detail::errno_text(errno));
-  const Header header = detail::read_header(path, file.fd);
+  const resident::detail::ReadFile file(path);
+  const Header header = detail::read_header(file);
   const std::size_t file_size = header.file_size;
   const std::size_t data_offset = header.data_offset;
   const bool big_endian = header.big_endian;
@@ -367,7 +358,7 @@ inline Array load(const std::string& path) {
     array.owner_ = std::make_shared<std::byte>();
     array.data_ = static_cast<const std::byte*>(array.owner_.get());
   } else if (void* base = usable_as_is
-                              ? ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, file.fd, 0)
+                              ? ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, file.fd(), 0)
                               : MAP_FAILED;
              base != MAP_FAILED) {
     array.owner_ = std::shared_ptr<const void>(
@@ -376,7 +367,7 @@ inline Array load(const std::string& path) {
     array.mapped_ = true;
   } else {
     auto raw = std::make_shared<std::vector<std::byte>>(bytes);
-    detail::read_exactly(path, file.fd, raw->data(), bytes, data_offset);
+    detail::read_exactly(path, file.fd(), raw->data(), bytes, data_offset);
     if (big_endian) detail::swap_bytes(raw->data(), array.size(), element);
     if (header.fortran_order && array.shape_.rank() > 1) {
       auto c_order = std::make_shared<std::vector<std::byte>>(bytes);
@@ -386,6 +377,9 @@ inline Array load(const std::string& path) {
     array.data_ = raw->data();
     array.owner_ = std::move(raw);
   }
+  // A file cut short after its header was read would fault where the mapping is read (the bool
+  // check below, the caller later): refused here instead.
+  file.check_unchanged("while it was loaded", "keep a file unchanged while it is loaded");
   if (array.dtype_ == DType::b1) {
     for (std::size_t i = 0; i < bytes; ++i)
       if (std::to_integer<unsigned>(array.data_[i]) > 1)
@@ -397,7 +391,14 @@ inline Array load(const std::string& path) {
 /// @brief Writes `shape.elements()` elements of `dtype` at `data` as a `.npy` file NumPy reads:
 /// version 1.0 (2.0 when the header needs more than 65535 bytes), little-endian, C order, the
 /// header padded so that the data starts at a multiple of 64 bytes. Any rank, 0-d included.
-/// @throws Error when the file cannot be written (with the system's reason).
+/// The file is written beside the path under a temporary name, synced and renamed over the path,
+/// never truncated in place: an `Array` loaded from the old file (a mapping of it), or any
+/// other reader, keeps the old data, and a crash or a failure mid-way leaves the old file whole.
+/// A new file gets mode 0666 less the umask, an existing one keeps its mode; a symbolic link at
+/// the path is followed.
+/// @throws Error when the file cannot be written (with the system's reason; the temporary is
+/// removed, the old file left as it was), or the path names something other than a regular
+/// file (a FIFO, a device, a directory); InvalidArgument when the shape's byte size overflows.
 inline void save(const std::string& path, DType dtype, const void* data, const Shape& shape) {
   std::string dims = "(";
   for (std::size_t axis = 0; axis < shape.rank(); ++axis) {
@@ -424,13 +425,7 @@ inline void save(const std::string& path, DType dtype, const void* data, const S
 
   const std::size_t bytes =
       resident::detail::checked_mul(shape.elements(), dtype_size(dtype), "npy byte size");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "wb"),
-                                                       &std::fclose);
-  if (!file) throw Error("resident: cannot write " + path + ": " + detail::errno_text(errno));
-  if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size() ||
-      (bytes != 0 && std::fwrite(data, 1, bytes, file.get()) != bytes) ||
-      std::fflush(file.get()) != 0)
-    throw Error("resident: writing " + path + " failed: " + detail::errno_text(errno));
+  resident::detail::replace_file(path, {{head.data(), head.size()}, {data, bytes}});
 }
 
 /// @brief Writes `shape.elements()` elements of type `T` at `data` (see above).

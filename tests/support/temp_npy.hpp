@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// Test support: a scratch .npy file, removed when the test ends.
+// Test support: a scratch .npy file, removed when the test ends, and crafted files written.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,9 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "resident/detail/file_io.hpp"
 #include "resident/npy.hpp"
 
 namespace resident::testing {
+
+/// Makes `bytes` the whole content of the file at `path` (a crafted, possibly malformed file),
+/// through the writer resident itself uses: replaced by a rename, never truncated in place.
+inline void write_file(const std::string& path, const std::string& bytes) {
+  resident::detail::replace_file(path, {{bytes.data(), bytes.size()}});
+}
 
 /// A scratch .npy file holding `values` with `shape`, removed at the end of the test; the name
 /// carries the process id, so that tests running in parallel processes never share one.

@@ -2,8 +2,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,14 +11,15 @@
 #include <string>
 #include <utility>
 
-#include "resident/detail/checked_math.hpp"
+#include "resident/detail/file_io.hpp"
 #include "resident/error.hpp"
 
 namespace resident::detail {
 
 /// @brief Where a streaming dataset reads one field's rows from, every epoch: host memory the
 /// caller keeps alive, or a file read with `pread` (not mapped: a mapped file that shrinks
-/// kills the process with SIGBUS, a read that comes up short is an error we can throw).
+/// kills the process with SIGBUS, a read that comes up short is an error we can throw), each
+/// read checked against the file's identity when it was opened.
 class RowSource {
  public:
   RowSource() = default;
@@ -34,15 +33,12 @@ class RowSource {
     return source;
   }
 
-  /// Rows of `row_bytes` bytes from byte `data_offset` of the file at `path`, held open.
-  /// @throws FormatError when the file cannot be opened.
-  static RowSource file(const std::string& path, std::size_t data_offset, std::size_t rows,
-                        std::size_t row_bytes) {
+  /// Rows of `row_bytes` bytes from byte `data_offset` of `file`, held open: the file whose
+  /// header was read and checked (for as many rows), so that no other file can come between.
+  static RowSource file(std::shared_ptr<const ReadFile> file, std::size_t data_offset,
+                        std::size_t rows, std::size_t row_bytes) {
     RowSource source;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      throw FormatError(path, 0, std::string("cannot open the file: ") + std::strerror(errno));
-    source.file_ = std::make_shared<OpenFile>(fd, path);
+    source.file_ = std::move(file);
     source.data_offset_ = data_offset;
     source.rows_ = rows;
     source.row_bytes_ = row_bytes;
@@ -55,8 +51,8 @@ class RowSource {
   [[nodiscard]] const std::byte* memory() const noexcept { return memory_; }
 
   /// @brief Copies rows `[first, first + count)` into host memory at `into`.
-  /// @throws FormatError when the file was removed, is shorter than its rows need (truncated
-  /// while streaming), or cannot be read.
+  /// @throws FormatError when the file changed since it was opened (removed or replaced,
+  /// truncated or extended, modified), or cannot be read.
   void read(std::size_t first, std::size_t count, std::byte* into) const {
     const std::size_t bytes = count * row_bytes_;
     if (bytes == 0) return;
@@ -65,55 +61,30 @@ class RowSource {
       return;
     }
     const std::size_t offset = data_offset_ + first * row_bytes_;
-    check_file(offset + bytes);
-    for (std::size_t done = 0; done < bytes;) {
+    std::size_t done = 0;
+    while (done < bytes) {
       const ::ssize_t got =
-          ::pread(file_->fd, into + done, bytes - done, static_cast<::off_t>(offset + done));
+          ::pread(file_->fd(), into + done, bytes - done, static_cast<::off_t>(offset + done));
       if (got < 0 && errno == EINTR) continue;
       if (got < 0)
-        throw FormatError(file_->path, offset + done,
+        throw FormatError(file_->path(), offset + done,
                           std::string("reading while streaming failed: ") + std::strerror(errno));
-      if (got == 0) throw truncated(offset + done, offset + bytes);
+      if (got == 0) break;  // cut short under the read: the check below says how
       done += static_cast<std::size_t>(got);
     }
+    // Checked after the read, so that rows read while the file changed are never served.
+    file_->check_unchanged("while streaming",
+                           "keep a streamed file unchanged until the dataset is destroyed (a "
+                           "new dataset reads it as it is now)");
+    if (done < bytes)
+      throw FormatError(file_->path(), offset + done,
+                        "the file ended early though its size is as it was; keep a streamed file "
+                        "unchanged until the dataset is destroyed");
   }
 
  private:
-  struct OpenFile {
-    OpenFile(int descriptor, std::string file_path) : fd(descriptor), path(std::move(file_path)) {}
-    int fd;
-    std::string path;
-    OpenFile(const OpenFile&) = delete;
-    OpenFile& operator=(const OpenFile&) = delete;
-    ~OpenFile() { ::close(fd); }
-  };
-
-  // A removed file stays readable through its descriptor; its link count says it is gone, and
-  // streaming on from a file nobody can see again is refused rather than silently kept up.
-  void check_file(std::size_t needed_end) const {
-    struct ::stat status {};
-    if (::fstat(file_->fd, &status) != 0)
-      throw FormatError(file_->path, 0,
-                        std::string("cannot stat while streaming: ") + std::strerror(errno));
-    if (status.st_nlink == 0)
-      throw FormatError(file_->path, 0,
-                        "the file was removed while streaming; keep a streamed file in place "
-                        "until the dataset is destroyed");
-    if (static_cast<std::size_t>(status.st_size) < needed_end)
-      throw truncated(static_cast<std::size_t>(status.st_size), needed_end);
-  }
-
-  [[nodiscard]] FormatError truncated(std::size_t size, std::size_t needed_end) const {
-    return FormatError(file_->path, size,
-                       "the file ended early: it was truncated while streaming (the rows read "
-                       "need " +
-                           std::to_string(needed_end) +
-                           " bytes); keep a streamed file unchanged until the dataset is "
-                           "destroyed");
-  }
-
   const std::byte* memory_ = nullptr;
-  std::shared_ptr<OpenFile> file_;
+  std::shared_ptr<const ReadFile> file_;
   std::size_t data_offset_ = 0;
   std::size_t rows_ = 0;
   std::size_t row_bytes_ = 0;

@@ -1,0 +1,233 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief The one way resident opens data files to read and writes them: a reader refuses what
+/// is not a regular file before anything can block on it and can tell whether the file changed
+/// since it was opened; a writer replaces a file whole, never truncating it in place.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "resident/error.hpp"
+
+namespace resident::detail {
+
+/// What a file that is not a regular one is, in words.
+inline std::string file_kind(::mode_t mode) {
+  if (S_ISFIFO(mode)) return "FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISDIR(mode)) return "directory";
+  return "special file";
+}
+
+/// What the metadata says of a file's contents: which file it is, how long, when last written.
+struct FileIdentity {
+  ::dev_t device = 0;
+  ::ino_t inode = 0;
+  std::size_t size = 0;
+  ::timespec mtime{};
+
+  static FileIdentity of(const struct ::stat& status) {
+#if defined(__APPLE__)
+    const ::timespec mtime = status.st_mtimespec;
+#else
+    const ::timespec mtime = status.st_mtim;
+#endif
+    return {status.st_dev, status.st_ino, static_cast<std::size_t>(status.st_size), mtime};
+  }
+};
+
+/// `seconds.nanoseconds`, as `stat` prints a modification time.
+inline std::string format_time(const ::timespec& time) {
+  char nanoseconds[16];
+  std::snprintf(nanoseconds, sizeof nanoseconds, "%09ld", static_cast<long>(time.tv_nsec));
+  return std::to_string(static_cast<long long>(time.tv_sec)) + "." + nanoseconds;
+}
+
+/// @brief A regular file open for reading, closed on destruction; refuses anything else with a
+/// `FormatError` before it can block (a FIFO's open waits for a writer, a device never ends).
+class ReadFile {
+ public:
+  /// Opens `path` (following symbolic links) and records the file's identity.
+  /// @throws FormatError for an empty path, a file that cannot be opened, or one that is not a
+  /// regular file.
+  explicit ReadFile(std::string path) : path_(std::move(path)) {
+    if (path_.empty())
+      throw FormatError(path_, 0, "the path is empty; pass the path of a .npy file");
+    // stat before open: a device is refused without opening it (an open can have effects of its
+    // own), and a socket, which open() refuses with ENXIO, is named for what it is.
+    struct ::stat status {};
+    if (::stat(path_.c_str(), &status) != 0) throw cannot_open(errno);
+    refuse_unless_regular(status.st_mode);
+    // O_NONBLOCK: should a FIFO take the file's place after the stat, open returns at once and
+    // the fstat below refuses it.
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd_ < 0) throw cannot_open(errno);
+    if (::fstat(fd_, &status) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      throw FormatError(path_, 0,
+                        std::string("cannot stat the open file: ") + std::strerror(error));
+    }
+    if (!S_ISREG(status.st_mode)) {
+      ::close(fd_);
+      refuse_unless_regular(status.st_mode);
+    }
+    // Reads of a regular file never block anyway; clear the flag so that none can be short.
+    (void)::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    identity_ = FileIdentity::of(status);
+  }
+  ~ReadFile() { ::close(fd_); }
+  ReadFile(const ReadFile&) = delete;
+  ReadFile& operator=(const ReadFile&) = delete;
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// The file as it was when opened.
+  [[nodiscard]] const FileIdentity& identity() const noexcept { return identity_; }
+
+  /// @brief Refuses a file that is no longer the one opened: what was read from it may mix old
+  /// and new contents. A same-size rewrite within the file system's timestamp granularity is
+  /// the one change the metadata cannot show.
+  /// @param during when the change was found ("while streaming")
+  /// @param advice what to do about it
+  /// @throws FormatError naming what changed: removed or replaced, size, modification time.
+  void check_unchanged(const std::string& during, const std::string& advice) const {
+    struct ::stat status {};
+    if (::fstat(fd_, &status) != 0)
+      throw FormatError(path_, 0,
+                        "cannot stat the open file " + during + ": " + std::strerror(errno));
+    const FileIdentity now = FileIdentity::of(status);
+    std::string change;
+    // A file renamed over or removed keeps its data for the descriptor, but nobody can open it
+    // again: its link count is 0.
+    if (status.st_nlink == 0)
+      change = "it was removed or replaced (inode " + std::to_string(now.inode) +
+               ", opened at this path, has no name left)";
+    else if (now.size != identity_.size)
+      change = "its size changed from " + std::to_string(identity_.size) + " to " +
+               std::to_string(now.size) + " bytes (it was " +
+               (now.size < identity_.size ? "truncated" : "extended") + ")";
+    else if (now.mtime.tv_sec != identity_.mtime.tv_sec ||
+             now.mtime.tv_nsec != identity_.mtime.tv_nsec)
+      change = "it was modified since it was opened (mtime " + format_time(identity_.mtime) +
+               ", now " + format_time(now.mtime) + ")";
+    else
+      return;
+    throw FormatError(path_, 0, "the file changed " + during + ": " + change + "; " + advice);
+  }
+
+ private:
+  [[nodiscard]] FormatError cannot_open(int error) const {
+    return FormatError(path_, 0,
+                       std::string("cannot open the file: ") + std::strerror(error) +
+                           "; pass the path of a readable .npy file");
+  }
+
+  void refuse_unless_regular(::mode_t mode) const {
+    if (S_ISREG(mode)) return;
+    throw FormatError(path_, 0,
+                      "the path is a " + file_kind(mode) +
+                          ", not a regular file: a regular .npy file was expected (a pipe, "
+                          "socket, device or directory cannot be read by offset or mapped); "
+                          "write the array to a file and pass its path");
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  FileIdentity identity_;
+};
+
+/// Bytes to write: `size` bytes from `data`.
+struct ByteSpan {
+  const void* data = nullptr;
+  std::size_t size = 0;
+};
+
+/// @brief Makes `pieces`, one after another, the whole content of the file at `path`: written
+/// to a temporary file in the same folder, synced, then renamed over the path. Readers of the
+/// old file (a mapping `npy::load` made, say) keep its data, and a crash mid-way leaves the old
+/// file whole. A new file gets the usual mode (0666 less the umask), an existing one keeps its
+/// mode; a symbolic link at the path is followed, and the file it names replaced.
+/// @throws Error naming the path and the system's reason; the temporary is removed and the old
+/// file, if any, is left as it was.
+inline void replace_file(const std::string& path, std::initializer_list<ByteSpan> pieces) {
+  const auto failed = [&](const std::string& what, int error) {
+    return Error("resident: cannot write " + path + ": " + what + ": " + std::strerror(error) +
+                 "; the file at the path, if any, was left as it was");
+  };
+  if (path.empty()) throw Error("resident: cannot write a file at an empty path; pass a path");
+  std::string target = path;
+  struct ::stat status {};
+  if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode)) {
+    const std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr),
+                                                      &std::free);
+    if (!real) throw failed("resolving the symbolic link", errno);
+    target = real.get();
+  }
+  const bool exists = ::stat(target.c_str(), &status) == 0;
+  if (exists && !S_ISREG(status.st_mode))
+    throw Error("resident: cannot write " + path + ": it is a " + file_kind(status.st_mode) +
+                ", not a regular file, and would be replaced or block; pass the path of a "
+                "regular file to write or create");
+
+  // A temporary named after the target, created exclusively (never someone else's file),
+  // 0666 so that the umask applies as it would to the file itself.
+  struct Temporary {
+    std::string name;
+    int fd = -1;
+    bool renamed = false;
+    ~Temporary() {
+      if (fd >= 0) ::close(fd);
+      if (!renamed && !name.empty()) ::unlink(name.c_str());
+    }
+  } temporary;
+  static std::atomic<unsigned long> serial{0};
+  for (;;) {
+    const std::string name =
+        target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial.fetch_add(1));
+    temporary.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (temporary.fd >= 0) {
+      temporary.name = name;
+      break;
+    }
+    if (errno != EEXIST) throw failed("creating a temporary file beside it", errno);
+  }
+  if (exists && ::fchmod(temporary.fd, status.st_mode & 07777) != 0)
+    throw failed("keeping its mode", errno);
+  for (const ByteSpan& piece : pieces) {
+    for (std::size_t done = 0; done < piece.size;) {
+      const ::ssize_t wrote =
+          ::write(temporary.fd, static_cast<const char*>(piece.data) + done, piece.size - done);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote < 0) throw failed("writing", errno);
+      done += static_cast<std::size_t>(wrote);
+    }
+  }
+  if (::fsync(temporary.fd) != 0) throw failed("syncing", errno);
+  const int fd = temporary.fd;
+  temporary.fd = -1;
+  if (::close(fd) != 0) throw failed("closing", errno);
+  if (::rename(temporary.name.c_str(), target.c_str()) != 0)
+    throw failed("renaming the temporary over it", errno);
+  temporary.renamed = true;
+}
+
+}  // namespace resident::detail
