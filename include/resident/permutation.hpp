@@ -7,6 +7,7 @@
 /// host or device; the source of every shuffled order in resident.
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "resident/config.hpp"
@@ -34,7 +35,10 @@ RESIDENT_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
 /// rounds, not the textbook four to six: on small domains (a few bits per half) six rounds
 /// left the position of an index measurably non-uniform over epochs (chi-square about twice
 /// its degrees of freedom for n = 8); twelve pass (tests/test_permutation.cpp).
-/// @note Trivially copyable and usable in device code; `operator()` does not check `i < n`.
+/// @note Trivially copyable and usable in device code. Outside `[0, size())` the permutation
+/// is the identity (`p(i) == i` for `i >= size()`, and for every `i` of the empty one), so
+/// that an index past the end can never send the cycle walk round forever; `at(i)` throws for
+/// it instead.
 class Permutation {
  public:
   static constexpr std::uint64_t max_size = std::uint64_t{1} << 62;  ///< Largest `n` accepted.
@@ -61,9 +65,22 @@ class Permutation {
 
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t size() const noexcept { return size_; }
 
-  /// @brief The index at position `i` (< `size()`) of the shuffled order.
+  /// @brief `(*this)(i)`, checked.
+  /// @throws std::out_of_range when `i >= size()`.
+  [[nodiscard]] std::uint64_t at(std::uint64_t i) const {
+    if (i >= size_)
+      throw std::out_of_range("resident: permutation position " + std::to_string(i) +
+                              " is out of range; the permutation has " + std::to_string(size_) +
+                              " positions; use one below " + std::to_string(size_));
+    return (*this)(i);
+  }
+
+  /// @brief The index at position `i` of the shuffled order (`i` itself past the end).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t operator()(
       std::uint64_t i) const noexcept {
+    // A cycle of the network's domain may hold no index below n: walking one from i >= n
+    // would never end.
+    if (i >= size_) return i;
     std::uint64_t x = encrypt(i);
     while (x >= size_) x = encrypt(x);  // cycle walking: ends, since i's cycle holds i < n
     return x;
