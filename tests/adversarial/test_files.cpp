@@ -221,7 +221,7 @@ TEST(FailedSave, MidWayLeavesTheOldFileAndNoTemporary) {
   ::rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
   ::rlimit limited = saved;
-  limited.rlim_cur = 64 * 1024;
+  limited.rlim_cur = ::rlim_t{64} * 1024;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0) << std::strerror(errno);
   const std::vector<float> big(1 << 20, 1.0f);  // 4 MiB, over the limit
   try {
