@@ -71,7 +71,8 @@ struct DatasetOptions {
   /// @brief Pinned staging buffers in the `CudaSpace` ring (at least 1; 2 or more let host
   /// copies of chunk k+1 overlap the transfer of chunk k).
   std::size_t staging_buffers = 4;
-  /// @brief Host threads that copy during an upload; 0: the hardware threads, at most 8.
+  /// @brief Host threads that copy during an upload, at most the hardware threads (a larger
+  /// value is capped); 0: the hardware threads, at most 8.
   /// Uploads under 4 MiB always stay on the calling thread.
   unsigned upload_threads = 0;
   /// @brief `CudaSpace` only: the stream to order the upload (and later device work) on, e.g.

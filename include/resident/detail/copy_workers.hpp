@@ -18,12 +18,15 @@ namespace resident::detail {
 /// the copy.
 inline constexpr std::size_t parallel_upload_threshold = std::size_t{4} << 20;
 
-/// @brief Threads an upload of `bytes` uses: `requested` (0: hardware threads, at most 8),
-/// and 1 for small uploads.
+/// @brief Threads an upload of `bytes` uses: `requested`, at most the hardware threads (0: the
+/// hardware threads, at most 8), and 1 for small uploads.
 inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexcept {
   if (bytes < parallel_upload_threshold) return 1;
-  if (requested != 0) return requested;
-  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  const unsigned hardware = std::max(std::thread::hardware_concurrency(), 1u);
+  // More threads than the hardware runs never speed a copy, and a huge request would start
+  // threads until the system refuses.
+  if (requested != 0) return std::min(requested, hardware);
+  return std::min(hardware, 8u);
 }
 
 /// Gathered batches at least this large are split across threads: a batch is gathered again

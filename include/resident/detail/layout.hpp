@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -95,7 +96,9 @@ inline constexpr std::size_t ring_element_bytes(std::size_t stored) noexcept {
 /// @brief The ring of a gathering epoch: `depth` slots, each one batch of every field, with
 /// elements of `element_bytes` (see `ring_element_bytes`), plus the batch's row ids
 /// (`std::int64_t`). A slot holds the largest batch the geometry serves, which is fewer rows
-/// than the batch size when the dataset (or this rank's part) is smaller than one batch.
+/// than the batch size when the dataset (or this rank's part) is smaller than one batch, and
+/// there are never more slots than batches (with one slot per batch every view of the epoch
+/// stays valid already).
 template <std::size_t Fields>
 RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
                                     const std::array<std::size_t, Fields>& element_bytes,
@@ -116,8 +119,8 @@ RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
   end =
       checked_add(end, checked_mul(rows, sizeof(std::int64_t), "ring byte size"), "ring byte size");
   ring.slot_bytes = checked_align_up(end, field_alignment, "ring byte size");
-  ring.depth = depth;
-  ring.total_bytes = checked_mul(ring.slot_bytes, depth, "ring byte size");
+  ring.depth = std::max<std::size_t>(1, std::min(depth, layout.geometry.batches));
+  ring.total_bytes = checked_mul(ring.slot_bytes, ring.depth, "ring byte size");
   return ring;
 }
 
