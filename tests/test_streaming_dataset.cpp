@@ -303,3 +303,67 @@ TEST(StreamingDataset, FileRemovedWhileStreamingIsATypedError) {
 }
 
 }  // namespace
+
+// A stream never needs more ring than the data: with fewer chunks than ring_chunks every chunk
+// has its own slot, and a lone chunk's slot holds the rows it really has. The dataset's layout
+// is the one plan() reports, its accessors tell it, and it streams the preloaded batches.
+TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
+  constexpr std::size_t batch = 10, ring = 4, prefetch = 2;
+  // 0 rows, 1 row, fewer batches than ring slots, exactly as many, one more, many more.
+  for (const std::size_t n : {0, 1, 25, 40, 41, 50, 95}) {
+    const Data data(n);
+    for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+      for (const std::size_t chunk : {0, 1, 2, 100}) {
+        SCOPED_TRACE("n " + std::to_string(n) + ", " + resident::remainder_name(remainder) +
+                     ", chunk_batches " + std::to_string(chunk));
+        const DatasetOptions options = stream_options(batch, remainder, chunk, ring, prefetch);
+        DeviceDataset<HostSpace, std::int64_t, float> preloaded(
+            HostSpace{}, options, data.id_tensor(), data.feature_tensor());
+        const auto space = resident::testing::budgeted_space<TypeParam>();
+        const auto verdict =
+            resident::plan(space, options, data.id_tensor(), data.feature_tensor());
+        StreamingDataset<TypeParam, std::int64_t, float> streamed(space, options, data.id_tensor(),
+                                                                  data.feature_tensor());
+        EXPECT_EQ(streamed.bytes(), verdict.stream_ring_bytes);
+        EXPECT_EQ(streamed.num_chunks(), verdict.stream_chunks);
+        EXPECT_EQ(streamed.chunk_batches(), verdict.stream_chunk_batches);
+        // The data, plus each slot's field alignment, plus (with several chunks) the batches
+        // the last chunk lacks of a full slot.
+        const std::size_t slots = std::max<std::size_t>(1, std::min(ring, streamed.num_chunks()));
+        const std::size_t row_bytes = sizeof(std::int64_t) + 3 * sizeof(float);
+        const std::size_t slack =
+            (streamed.num_chunks() > 1 ? streamed.window_rows() * row_bytes : 0) + slots * 2 * 256;
+        EXPECT_LE(streamed.bytes(), preloaded.bytes() + slack)
+            << "a ring larger than the data it streams";
+        EXPECT_EQ(streamed.ring_chunks(), slots);
+        EXPECT_EQ(streamed.prefetch_chunks(), std::min(prefetch, slots - 1))
+            << "no more chunks can load ahead than there are other slots";
+        ASSERT_EQ(streamed.num_batches(), preloaded.num_batches());
+        for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches}) {
+          auto epoch = streamed.epoch({5, 2, shuffle});
+          std::vector<std::int64_t> rows;
+          for (std::size_t k = 0; k < epoch.size(); ++k) {
+            const auto [ids, features] = epoch.batch(k);
+            const auto got_ids = read_back(streamed.space(), streamed.stream(), ids);
+            const auto got_features = read_back(streamed.space(), streamed.stream(), features);
+            for (std::size_t r = 0; r < ids.rows(); ++r)
+              ASSERT_EQ(got_features[r * 3], 3.0f * static_cast<float>(got_ids[r]));
+            if (shuffle == Shuffle::none) {
+              const auto [expected_ids, expected_features] = preloaded.batch(k);
+              ASSERT_EQ(ids.rows(), expected_ids.rows());
+              ASSERT_EQ(ids.valid_rows(), expected_ids.valid_rows());
+              ASSERT_TRUE(std::equal(got_ids.begin(), got_ids.end(), expected_ids.data()));
+              ASSERT_TRUE(
+                  std::equal(got_features.begin(), got_features.end(), expected_features.data()));
+            }
+            rows.insert(rows.end(), got_ids.begin(), got_ids.begin() + ids.valid_rows());
+          }
+          std::sort(rows.begin(), rows.end());
+          const std::size_t served = remainder == Remainder::drop ? n / batch * batch : n;
+          ASSERT_EQ(rows.size(), served);
+          for (std::size_t r = 0; r < served; ++r) ASSERT_EQ(rows[r], std::int64_t(r));
+        }
+      }
+    }
+  }
+}

@@ -78,8 +78,7 @@ class DeviceDataset {
                    options, owned_stream.get());
 
     layout_ = layout;
-    ring_layout_ =
-        detail::make_ring_layout(layout, {sizeof(Ts)...}, config_.batch_size, options.ring_depth);
+    ring_layout_ = detail::gather_ring_layout(layout, {sizeof(Ts)...}, options.ring_depth);
     fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     stream_ = std::move(owned_stream);

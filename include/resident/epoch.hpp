@@ -144,7 +144,8 @@ class Epoch {
         lane_(dataset.geometry().lane) {
     const detail::ShardGeometry& geometry = dataset.geometry();
     if (options.shuffle == Shuffle::batches) {
-      batch_order_ = Permutation(geometry.batches, options.seed, options.epoch);
+      // A short last batch stays last (see ShardGeometry::short_last).
+      batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
       // Replicated ranks also trade lanes each epoch, so that no rank keeps the same rows.
       lane_ = detail::epoch_lane(geometry, options);
     }
@@ -203,7 +204,7 @@ class Epoch {
 
   // The dataset batch that epoch batch k is (its position in the batch order).
   [[nodiscard]] std::size_t stored_batch(std::size_t k) const noexcept {
-    return batch_order_.size() != 0 ? static_cast<std::size_t>(batch_order_(k)) : k;
+    return k < batch_order_.size() ? static_cast<std::size_t>(batch_order_(k)) : k;
   }
   // Where epoch batch k lies in the order: its positions and how many are real.
   [[nodiscard]] detail::BatchSlice slice_of(std::size_t k) const noexcept {

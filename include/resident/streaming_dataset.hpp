@@ -188,14 +188,13 @@ class StreamingDataset {
     const Capacity capacity = space_.capacity();
     const std::size_t reserve = options.reserve_bytes.value_or(space_.default_reserve_bytes());
     const std::size_t usable = detail::usable_bytes(capacity.free_bytes, reserve);
-    stream_layout_ = detail::make_stream_layout(layout, options.streaming, usable);
+    stream_layout_ = detail::make_stream_layout(layout, options, usable);
     if (stream_layout_.total_bytes > usable)
       throw CapacityError(space_.name(), stream_layout_.total_bytes, capacity.free_bytes,
                           capacity.total_bytes, reserve,
                           "even the streaming ring (" + std::to_string(stream_layout_.ring_chunks) +
                               " chunks of " + std::to_string(stream_layout_.chunk_batches) +
-                              " batches) does not fit; use fewer or smaller chunks "
-                              "(StreamOptions::ring_chunks, chunk_batches) or lower the reserve");
+                              " batches) does not fit; " + detail::stream_ring_advice(options));
     stream_ = detail::dataset_stream(space_, options);
     ring_ = detail::Allocation<Space>(space_, stream_layout_.total_bytes);
     transport_ = std::make_unique<Transport>(
@@ -326,11 +325,15 @@ class StreamingDataset {
     order.chunk_at.resize(chunks);
     order.lane = layout_.geometry.lane;
     const bool shuffled = options.shuffle != Shuffle::none;
+    // The chunk of a short last batch stays last, as the batch does in it (short_last).
     const Permutation permutation =
-        shuffled ? Permutation(chunks, options.seed, options.epoch) : Permutation();
+        shuffled ? Permutation(chunks - (layout_.geometry.short_last ? 1 : 0), options.seed,
+                               options.epoch)
+                 : Permutation();
     for (std::size_t position = 0; position < chunks; ++position) {
-      order.chunk_at[position] =
-          shuffled ? static_cast<std::size_t>(permutation(position)) : position;
+      order.chunk_at[position] = position < permutation.size()
+                                     ? static_cast<std::size_t>(permutation(position))
+                                     : position;
       if (order.chunk_at[position] + 1 == chunks) order.short_position = position;
     }
     if (shuffled) order.lane = detail::epoch_lane(layout_.geometry, options);
@@ -349,14 +352,18 @@ class StreamingDataset {
     return {order.short_position + 1 + after / per_chunk, after % per_chunk};
   }
 
-  // The chunk's batch at `place`: shuffled within the chunk under a shuffling pass.
+  // The chunk's batch at `place`: shuffled within the chunk under a shuffling pass, but for a
+  // short last batch, which stays last.
   [[nodiscard]] std::size_t local_batch(const detail::PassOrder& order, std::size_t chunk,
                                         std::size_t place) const {
     if (order.options.shuffle == Shuffle::none) return place;
     constexpr std::uint64_t chunk_key = 0x6368756e6bULL;  // "chunk": its own key stream
-    const std::size_t batches = stream_layout_.batches_of(chunk, num_batches());
+    const bool holds_short = layout_.geometry.short_last && chunk + 1 == stream_layout_.chunks;
+    const std::size_t shuffled =
+        stream_layout_.batches_of(chunk, num_batches()) - (holds_short ? 1 : 0);
+    if (place >= shuffled) return place;
     return static_cast<std::size_t>(
-        Permutation(batches, detail::mix64(order.options.seed ^ chunk_key) ^ detail::mix64(chunk),
+        Permutation(shuffled, detail::mix64(order.options.seed ^ chunk_key) ^ detail::mix64(chunk),
                     order.options.epoch)(place));
   }
 

@@ -26,6 +26,11 @@ inline std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
   return a + b;
 }
 
+/// @brief `ceil(a / b)` for `b > 0`, without the `a + b - 1` that could overflow.
+constexpr std::size_t ceil_div(std::size_t a, std::size_t b) noexcept {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
 /// @brief Rounds `value` up to a multiple of `alignment` (a power of two), overflow-checked.
 inline std::size_t checked_align_up(std::size_t value, std::size_t alignment, const char* what) {
   const std::size_t padded = checked_add(value, alignment - 1, what);
