@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -366,4 +367,60 @@ TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
       }
     }
   }
+}
+
+// Stream options and batch sizes at their maximum stream the right batches: the ring is capped
+// by the chunks, the prefetch by the ring, and nothing overflows or allocates more than the
+// data. A reserve of every byte is refused for what it is.
+TEST(StreamingDataset, OptionsAtTheirMaximumStreamTheRightBatches) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  const Data data(25);
+  struct Case {
+    resident::StreamOptions streaming;
+    std::size_t batch;
+    std::size_t chunks, ring, prefetch;
+  };
+  for (const Case& c : {Case{{max, max, max - 1}, 10, 1, 1, 0}, Case{{max, max, 1}, 10, 1, 1, 0},
+                        Case{{0, max, max - 1}, 10, 3, 3, 2}, Case{{1, max, max - 1}, 10, 3, 3, 2},
+                        Case{{1, 2, 1}, 10, 3, 2, 1}, Case{{0, 4, 2}, max, 1, 1, 0},
+                        Case{{1, 4, 2}, 1, 25, 4, 2}}) {
+    SCOPED_TRACE(
+        std::to_string(c.streaming.chunk_batches) + ", " + std::to_string(c.streaming.ring_chunks) +
+        ", " + std::to_string(c.streaming.prefetch_chunks) + ", batch " + std::to_string(c.batch));
+    DatasetOptions options = stream_options(c.batch, Remainder::partial, 0);
+    options.streaming = c.streaming;
+    const HostSpace space = HostSpace::with_budget(1 << 20);
+    StreamingDataset<HostSpace, std::int64_t> ds(space, options, data.id_tensor());
+    EXPECT_EQ(ds.num_chunks(), c.chunks);
+    EXPECT_EQ(ds.ring_chunks(), c.ring);
+    EXPECT_EQ(ds.prefetch_chunks(), c.prefetch);
+    EXPECT_LE(ds.bytes(), c.ring * ((std::min(c.batch, std::size_t{25}) * 8 + 255) / 256 * 256));
+    std::vector<std::int64_t> rows;
+    for (auto [ids] : ds.epoch({1, 0, Shuffle::batches}))
+      rows.insert(rows.end(), ids.data(), ids.data() + ids.valid_rows());
+    std::sort(rows.begin(), rows.end());
+    EXPECT_EQ(rows, data.ids);
+  }
+  DatasetOptions all_reserved = stream_options(10, Remainder::partial, 0);
+  all_reserved.reserve_bytes = max;
+  EXPECT_THROW((StreamingDataset<HostSpace, std::int64_t>(HostSpace::with_budget(1 << 20),
+                                                          all_reserved, data.id_tensor())),
+               CapacityError);
+}
+
+// Remainder::pad stores every batch full: a batch size no platform can store is refused,
+// saying so, before anything is allocated.
+TEST(StreamingDataset, APaddedBatchTooLargeToStoreIsRefusedSayingWhy) {
+  const Data data(10);
+  const DatasetOptions options =
+      stream_options(std::numeric_limits<std::size_t>::max(), Remainder::pad, 0);
+  const HostSpace space = HostSpace::with_budget(1 << 20);
+  try {
+    StreamingDataset<HostSpace, std::int64_t> ds(space, options, data.id_tensor());
+    FAIL() << "a padded batch of SIZE_MAX rows was accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("batch size under Remainder::pad"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
 }

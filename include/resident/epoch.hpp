@@ -36,8 +36,10 @@ namespace resident {
 
 /// @brief How an epoch orders the data.
 enum class Shuffle {
-  none,     ///< Batches in order; zero-copy.
-  batches,  ///< A seeded permutation of the batch order; zero-copy.
+  none,  ///< Batches in order; zero-copy.
+  /// A seeded permutation of the batch order; zero-copy. A last batch that is short (or
+  /// padded) on some rank stays last, so that every rank's steps have the same sizes.
+  batches,
   /// A seeded permutation of all rows; each batch is gathered into the dataset's ring (one
   /// kernel per field on `CudaSpace`, the copy threads on `HostSpace`).
   samples,

@@ -141,9 +141,11 @@ class StreamingEpoch;
 /// outruns the copies).
 ///
 /// Shuffling (`Shuffle::batches` and `Shuffle::samples` alike): a seeded permutation of the
-/// chunk order, and within each chunk of its batch order. This is a weaker shuffle than
-/// `DeviceDataset`'s `Shuffle::samples`: a batch holds consecutive rows, and batches that are
-/// in one chunk (a window of `window_rows()` rows) stay in one stretch of the epoch.
+/// chunk order, and within each chunk of its batch order; a last batch that is short (or
+/// padded) on some rank stays last, with its chunk, as in a `DeviceDataset`'s shuffled epochs,
+/// so that preloaded and streamed ranks of a job take steps of the same sizes. This is a weaker
+/// shuffle than `DeviceDataset`'s `Shuffle::samples`: a batch holds consecutive rows, and batches
+/// that are in one chunk (a window of `window_rows()` rows) stay in one stretch of the epoch.
 ///
 /// @note Sources are read every epoch: host tensors given to the constructor must outlive the
 /// dataset (unlike `DeviceDataset`, which reads them only during construction); files (see
@@ -151,7 +153,9 @@ class StreamingEpoch;
 /// until the reader reaches the chunk `ring_chunks - prefetch_chunks` positions later; on
 /// `CudaSpace`, work that reads it must be enqueued on `stream()` (or wait for it) before the
 /// reader moves on. One pass at a time: asking an older epoch (or `batch(i)`) for a batch
-/// restarts that pass at the batch's chunk, which costs a synchronous load. Use from one thread.
+/// restarts that pass at the batch's chunk, which costs a synchronous load. A chunk that fails
+/// to load (a copy, a file cut short) fails its batch once with its own error; the next batch
+/// asked for restarts the pass at that batch's chunk. Use from one thread.
 /// Move-only; a moved-from dataset is empty (0 rows, 0 batches).
 template <class Space, class... Ts>
 class StreamingDataset {
@@ -280,9 +284,16 @@ class StreamingDataset {
   [[nodiscard]] std::size_t bytes() const noexcept { return ring_.bytes(); }
   /// @brief Bytes the fields would take preloaded (what did not fit).
   [[nodiscard]] std::size_t data_bytes() const noexcept { return layout_.total_bytes; }
+  /// @brief Batches per chunk (`StreamOptions::chunk_batches`, or the automatic size; at most
+  /// the batches).
   [[nodiscard]] std::size_t chunk_batches() const noexcept { return stream_layout_.chunk_batches; }
+  /// @brief Chunks per epoch.
   [[nodiscard]] std::size_t num_chunks() const noexcept { return stream_layout_.chunks; }
+  /// @brief Slots of the ring: `StreamOptions::ring_chunks`, or one per chunk when there are
+  /// fewer chunks (at least 1).
   [[nodiscard]] std::size_t ring_chunks() const noexcept { return stream_layout_.ring_chunks; }
+  /// @brief Chunks loaded ahead of the one being read: `StreamOptions::prefetch_chunks`, at
+  /// most `ring_chunks() - 1`.
   [[nodiscard]] std::size_t prefetch_chunks() const noexcept {
     return stream_layout_.prefetch_chunks;
   }

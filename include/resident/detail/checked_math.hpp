@@ -14,7 +14,10 @@ namespace resident::detail {
 inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
   RESIDENT_EXPECTS(a == 0 || b <= std::numeric_limits<std::size_t>::max() / a,
                    std::string(what) + " overflows std::size_t (" + std::to_string(a) + " x " +
-                       std::to_string(b) + "); the shape is too large for this platform");
+                       std::to_string(b) +
+                       "); the shape, or the batch size under Remainder::pad (which stores every "
+                       "batch full), is too "
+                       "large for this platform; use smaller ones");
   return a * b;
 }
 
@@ -22,7 +25,10 @@ inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
 inline std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
   RESIDENT_EXPECTS(b <= std::numeric_limits<std::size_t>::max() - a,
                    std::string(what) + " overflows std::size_t (" + std::to_string(a) + " + " +
-                       std::to_string(b) + "); the shape is too large for this platform");
+                       std::to_string(b) +
+                       "); the shape, or the batch size under Remainder::pad (which stores every "
+                       "batch full), is too "
+                       "large for this platform; use smaller ones");
   return a + b;
 }
 

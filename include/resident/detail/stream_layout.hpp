@@ -23,10 +23,10 @@ inline constexpr std::size_t default_chunk_target_bytes = std::size_t{64} << 20;
 /// field `f` of the chunk's local batch `l` starts at `offsets[f] + l * batch_size * row_bytes`.
 template <std::size_t Fields>
 struct StreamLayout {
-  std::size_t chunk_batches = 0;              ///< Batches per chunk (the last may have fewer).
-  std::size_t chunks = 0;                     ///< Chunks per epoch.
-  std::size_t ring_chunks = 0;                ///< Slots of the ring.
-  std::size_t prefetch_chunks = 0;            ///< Chunks loaded ahead of the one being read.
+  std::size_t chunk_batches = 0;    ///< Batches per chunk (the last may have fewer).
+  std::size_t chunks = 0;           ///< Chunks per epoch.
+  std::size_t ring_chunks = 0;      ///< Slots of the ring (at most `chunks`, at least 1).
+  std::size_t prefetch_chunks = 0;  ///< Chunks loaded ahead of the one read (< `ring_chunks`).
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
   std::size_t total_bytes = 0;                ///< Bytes of the ring: the one allocation.
