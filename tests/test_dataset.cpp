@@ -97,4 +97,18 @@ TEST(MakeDataset, NpyFilesArePlannedFromTheirHeaders) {
   std::remove(path.c_str());
 }
 
+// make_dataset ignores the StreamOptions when it preloads and refuses invalid ones when it
+// would stream.
+TEST(MakeDataset, RefusesInvalidStreamOptionsOnlyWhenItStreams) {
+  std::vector<std::int64_t> ids(1000);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  const HostTensor<const std::int64_t> tensor(ids.data(), {1000});
+  DatasetOptions options = options_of(10);
+  options.streaming = resident::StreamOptions{0, 4, 0};
+  EXPECT_FALSE(
+      resident::make_dataset(HostSpace::with_budget(1 << 20), options, tensor).is_streaming());
+  EXPECT_THROW((void)resident::make_dataset(HostSpace::with_budget(2048), options, tensor),
+               resident::InvalidArgument);
+}
+
 }  // namespace

@@ -340,4 +340,25 @@ TEST(DeviceDataset, FailedUploadReleasesItsAllocation) {
   EXPECT_EQ(values, iota_floats(64));
 }
 
+// DatasetOptions::streaming is ignored by a DeviceDataset: options a StreamingDataset would
+// refuse (no prefetch, a ring no larger than its prefetch, sizes at their maximum) change
+// nothing.
+TEST(DeviceDataset, IgnoresStreamOptionsEvenInvalidOnes) {
+  const auto values = iota_floats(10);
+  const HostTensor<const float> x(values.data(), {10});
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  for (const resident::StreamOptions streaming :
+       {resident::StreamOptions{0, 1, 2}, resident::StreamOptions{0, 4, 0},
+        resident::StreamOptions{1, max, 2}, resident::StreamOptions{max, max, max},
+        resident::StreamOptions{max, 0, 0}}) {
+    SCOPED_TRACE(std::to_string(streaming.chunk_batches) + ", " +
+                 std::to_string(streaming.ring_chunks) + ", " +
+                 std::to_string(streaming.prefetch_chunks));
+    DatasetOptions opts = options(3);
+    opts.streaming = streaming;
+    const DeviceDataset<HostSpace, float> ds(HostSpace::with_budget(1 << 20), opts, x);
+    EXPECT_EQ(ds.num_batches(), 4u);
+  }
+}
+
 }  // namespace

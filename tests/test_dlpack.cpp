@@ -43,16 +43,18 @@ TEST(DLPack, ExportOutlivesTheDatasetAndReleasesOnDelete) {
   EXPECT_EQ(f.dtype.code, kDLFloat);
   EXPECT_EQ(f.dtype.bits, 32);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.data) % 256, 0u);
-  const auto* values =
-      reinterpret_cast<const float*>(static_cast<const char*>(f.data) + f.byte_offset);
+  EXPECT_EQ(f.byte_offset, 0u);
+  const auto* values = static_cast<const float*>(f.data);
   EXPECT_EQ(std::vector<float>(values, values + 30), features);
 
   const DLTensor& b = batch->dl_tensor;
   EXPECT_EQ(b.ndim, 1);
   EXPECT_EQ(b.shape[0], 2);  // the short last batch: rows 8 and 9
   EXPECT_EQ(b.dtype.code, kDLInt);
-  const auto* ids =
-      reinterpret_cast<const std::int32_t*>(static_cast<const char*>(b.data) + b.byte_offset);
+  // `data` is the view's own first element: consumers that ignore `byte_offset` (PyTorch)
+  // must not alias the start of the allocation.
+  EXPECT_EQ(b.byte_offset, 0u);
+  const auto* ids = static_cast<const std::int32_t*>(b.data);
   EXPECT_EQ(ids[0], 7);
   EXPECT_EQ(ids[1], 7);
 

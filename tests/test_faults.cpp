@@ -371,4 +371,77 @@ TYPED_TEST(Faults, MakeDatasetThatFallsBackToStreaming) {
       [] {});
 }
 
+// One transient failure costs one batch: the batch whose chunk failed throws the fault once,
+// and the next batch restarts the pass at its own chunk, in order or shuffled.
+TYPED_TEST(Faults, AFailedChunkLoadCostsOneBatchNotTheRestOfThePass) {
+  using Streamed = typename TestFixture::Streamed;
+  Streamed dataset(this->space_, stream_options(), this->source_.x(), this->source_.y());
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches}) {
+    for (const std::size_t k : {1, 3, 6}) {
+      SCOPED_TRACE(std::string(shuffle == Shuffle::none ? "none" : "batches") + ", copy #" +
+                   std::to_string(k) + " fails");
+      auto epoch = dataset.epoch({4, 0, shuffle});
+      this->space_.injector().arm(Operation::copy, k);
+      std::vector<std::size_t> failed;
+      std::vector<std::int32_t> labels;
+      for (std::size_t b = 0; b < epoch.size(); ++b) {
+        try {
+          const auto [features, batch_labels] = epoch.batch(b);
+          const auto got = read_back(dataset.space(), dataset.stream(), batch_labels);
+          labels.insert(labels.end(), got.begin(), got.end());
+          if (shuffle == Shuffle::none) {
+            ASSERT_TRUE(
+                std::equal(got.begin(), got.end(), this->source_.labels.begin() + b * kBatch))
+                << "batch " << b;
+          }
+        } catch (const CudaError& error) {
+          EXPECT_EQ(error.what(), this->space_.injector().fault_message());
+          failed.push_back(b);
+        }
+      }
+      ASSERT_EQ(failed.size(), 1u) << "the fault failed more than its own batch";
+      const auto [features, batch_labels] = epoch.batch(failed[0]);  // and it reloads
+      const auto got = read_back(dataset.space(), dataset.stream(), batch_labels);
+      labels.insert(labels.end(), got.begin(), got.end());
+      std::sort(labels.begin(), labels.end());
+      const std::vector<std::int32_t> served(
+          this->source_.labels.begin(), this->source_.labels.begin() + kRows / kBatch * kBatch);
+      EXPECT_EQ(labels, served);
+    }
+  }
+}
+
+// When the preload allocation fails after a passing plan, make_dataset streams, and its plan
+// says so: recommendation stream, the re-plan's figures, and why.
+TYPED_TEST(Faults, TheFallbackPlanSaysThePreloadWasRefused) {
+  using Space = typename TestFixture::Space;
+  DatasetOptions options = stream_options();
+  options.streaming.chunk_batches = 1;
+  const TempNpy features("fallback_x", this->source_.features, {kRows, kColumns});
+  const TempNpy labels("fallback_y", this->source_.labels, {kRows});
+  const auto check = [&](auto&& dataset) {
+    EXPECT_TRUE(dataset.is_streaming());
+    const resident::Plan& recorded = dataset.plan();
+    EXPECT_EQ(recorded.recommendation, resident::Recommendation::stream);
+    EXPECT_EQ(
+        recorded.needed_bytes,
+        resident::plan(this->space_, options, this->source_.x(), this->source_.y()).needed_bytes);
+    EXPECT_EQ(recorded.stream_ring_bytes, dataset.bytes());
+    EXPECT_NE(recorded.reason.find("preload allocation was refused"), std::string::npos)
+        << recorded.reason;
+    EXPECT_NE(recorded.reason.find(this->space_.injector().fault_message()), std::string::npos)
+        << "the CapacityError's figures: " << recorded.reason;
+    EXPECT_NE(recorded.reason.find("streamed instead"), std::string::npos) << recorded.reason;
+    EXPECT_EQ(epoch_label_sum(dataset.epoch({1, 0, Shuffle::batches})),
+              epoch_label_sum(dataset.epoch({})));
+  };
+  this->space_.injector().arm(Operation::allocate, 1);
+  check(resident::make_dataset(this->space_, options, this->source_.x(), this->source_.y()));
+  ASSERT_TRUE(this->space_.injector().fired());
+  this->space_.injector().arm(Operation::allocate, 1);
+  check(resident::make_dataset<Space, float, std::int32_t>(this->space_, options, features.path,
+                                                           labels.path));
+  ASSERT_TRUE(this->space_.injector().fired());
+}
+
 }  // namespace

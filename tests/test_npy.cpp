@@ -253,18 +253,6 @@ TEST(Npy, RefusesWhatIsNotAReadableFile) {
   return status.st_mode & 07777;
 }
 
-/// Names in the scratch folder that start with `name.`: what a save left beside `name`.
-std::vector<std::string> left_beside(const std::string& name) {
-  std::vector<std::string> names;
-  const std::string prefix = name + ".";
-  if (DIR* dir = ::opendir(::testing::TempDir().c_str())) {
-    while (const ::dirent* entry = ::readdir(dir))
-      if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.emplace_back(entry->d_name);
-    ::closedir(dir);
-  }
-  return names;
-}
-
 // A save writes a temporary beside the file and renames it into place: a new file gets the
 // mode open() would give it (not a temporary's 0600), an old one keeps its mode, and nothing
 // else is left in the folder.
@@ -279,7 +267,7 @@ TEST(NpySave, GivesTheUsualModeAndLeavesNoTemporary) {
   npy::save(path, values.data(), Shape{3});
   EXPECT_EQ(mode_of(path), 0640u);
   ::umask(mask);
-  EXPECT_EQ(left_beside("resident_npy_mode.npy"), std::vector<std::string>{});
+  EXPECT_EQ(resident::testing::temporaries_left(::testing::TempDir()), std::vector<std::string>{});
   std::remove(path.c_str());
 }
 
@@ -306,7 +294,7 @@ TEST(NpySave, AFailedSaveLeavesTheOldFileAndNoPartialFile) {
   const npy::Array kept = npy::load(path);
   ASSERT_EQ(kept.shape(), Shape{3});
   EXPECT_EQ(kept.as<float>().data()[2], 3.0f);
-  EXPECT_EQ(left_beside("resident_npy_kept.npy"), std::vector<std::string>{});
+  EXPECT_EQ(resident::testing::temporaries_left(::testing::TempDir()), std::vector<std::string>{});
   std::remove(path.c_str());
 }
 

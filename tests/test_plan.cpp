@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -144,4 +145,65 @@ TEST_F(Recommend, StreamSaysSoWhenNotEvenTheRingFits) {
       << verdict.reason;
 }
 
+// Invalid StreamOptions do not keep plan() from answering the preload question; the stream
+// figures say that streaming would be refused, and why.
+TEST_F(Recommend, InvalidStreamOptionsLeaveThePreloadFiguresAndSayWhyNotStream) {
+  options.streaming = resident::StreamOptions{0, 1, 2};
+  const auto roomy = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
+  EXPECT_TRUE(roomy.fits);
+  EXPECT_EQ(roomy.recommendation, resident::Recommendation::preload);
+  EXPECT_FALSE(roomy.stream_fits);
+  EXPECT_NE(roomy.stream_refusal.find("ring_chunks (1) must exceed prefetch_chunks (2)"),
+            std::string::npos)
+      << roomy.stream_refusal;
+  const auto tight = resident::plan(HostSpace::with_budget(5000), options, x, y);
+  EXPECT_EQ(tight.recommendation, resident::Recommendation::stream);
+  EXPECT_FALSE(tight.stream_fits);
+  EXPECT_NE(tight.reason.find(tight.stream_refusal), std::string::npos) << tight.reason;
+  std::ostringstream printed;
+  printed << tight;
+  EXPECT_NE(printed.str().find("stream:    refused: " + tight.stream_refusal), std::string::npos)
+      << printed.str();
+}
+
+// Options at their maximum never overflow: the ring is capped by the data, the chunk by the
+// batches, and a batch of SIZE_MAX rows is one batch of the rows there are.
+TEST_F(Recommend, OptionsAtTheirMaximumDoNotOverflow) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  options.streaming = resident::StreamOptions{max, max, max - 1};
+  const auto huge_ring = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
+  EXPECT_EQ(huge_ring.stream_chunks, 1u);
+  EXPECT_EQ(huge_ring.stream_ring_bytes, 20224u);  // the data, 256-aligned
+  EXPECT_TRUE(huge_ring.stream_fits);
+  options.streaming = resident::StreamOptions{};
+  options.batch_size = max;
+  const auto one_batch = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
+  EXPECT_EQ(one_batch.num_batches, 1u);
+  EXPECT_EQ(one_batch.needed_bytes, 20128u);
+  EXPECT_EQ(one_batch.stream_ring_bytes, 20224u);
+  EXPECT_TRUE(one_batch.fits);
+  options.reserve_bytes = max;
+  const auto all_reserved = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
+  EXPECT_FALSE(all_reserved.fits);
+  EXPECT_FALSE(all_reserved.stream_fits);
+}
+
 }  // namespace
+
+// Data that fits one automatic chunk streams through one slot of its own size, not through
+// ring_chunks slots of it; a lone chunk's slot holds the rows the data has, not a full last
+// batch.
+TEST_F(Recommend, TheStreamingRingNeverExceedsTheData) {
+  std::vector<std::int32_t> more(1005);
+  const HostTensor<const std::int32_t> labels(more.data(), {1005});
+  const auto verdict = resident::plan(HostSpace::with_budget(1 << 20), options, labels);
+  EXPECT_EQ(verdict.needed_bytes, 4020u);
+  EXPECT_EQ(verdict.stream_chunks, 1u);
+  EXPECT_EQ(verdict.stream_chunk_batches, 11u);
+  EXPECT_EQ(verdict.stream_ring_bytes, 4096u) << "1005 rows of 4 bytes, 256-aligned";
+  std::ostringstream printed;
+  printed << verdict;
+  EXPECT_NE(printed.str().find("stream:    ring of 4.0 KiB (1 chunk(s) of 11 batch(es)), fits"),
+            std::string::npos)
+      << printed.str();
+}

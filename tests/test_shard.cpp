@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -401,6 +402,171 @@ TYPED_TEST(ShardedDataset, RanksWithoutRowsStillServeEveryStep) {
     for (const std::int64_t row : resident::testing::read_back(ds.space(), ds.stream(), view))
       EXPECT_TRUE(row >= 0 && row < 3);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranks with different free memory: the streaming chunking must not depend on it, and a
+// preloaded rank must step with a streamed one.
+
+/// Per step of one epoch: the rows, the valid rows and the row ids (value = row).
+struct Steps {
+  std::vector<std::size_t> rows;
+  std::vector<std::size_t> valid;
+  std::vector<std::vector<std::int64_t>> ids;
+};
+
+template <class Dataset>
+Steps record_steps(Dataset& ds, const resident::EpochOptions& options) {
+  Steps steps;
+  for (auto [batch] : ds.epoch(options)) {
+    steps.rows.push_back(batch.rows());
+    steps.valid.push_back(batch.valid_rows());
+    steps.ids.emplace_back(batch.data(), batch.data() + batch.valid_rows());
+  }
+  return steps;
+}
+
+/// Every rank takes the same steps: equal batch counts and rows at every step, and every step
+/// but the last full (the only one whose real rows may differ between ranks).
+void expect_same_steps(const std::vector<Steps>& ranks, std::size_t batch) {
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+    ASSERT_EQ(ranks[rank].rows.size(), ranks[0].rows.size()) << "rank " << rank;
+    for (std::size_t k = 0; k < ranks[rank].rows.size(); ++k) {
+      ASSERT_EQ(ranks[rank].rows[k], ranks[0].rows[k]) << "rank " << rank << ", step " << k;
+      if (k + 1 < ranks[rank].rows.size()) {
+        ASSERT_EQ(ranks[rank].valid[k], batch) << "rank " << rank << ", step " << k;
+      }
+    }
+  }
+}
+
+/// Replicated: step j's lanes together are one global batch (a run of world * batch rows from
+/// a multiple of it), the same on every rank, and the steps cover the served rows once.
+void expect_one_global_order(const std::vector<Steps>& ranks, std::size_t batch, std::size_t n,
+                             Remainder remainder) {
+  std::vector<int> seen(n, 0);
+  const std::size_t round = ranks.size() * batch;
+  for (std::size_t k = 0; k < ranks[0].ids.size(); ++k) {
+    std::vector<std::int64_t> step;
+    for (const Steps& rank : ranks) step.insert(step.end(), rank.ids[k].begin(), rank.ids[k].end());
+    std::sort(step.begin(), step.end());
+    ASSERT_FALSE(step.empty()) << "step " << k;
+    ASSERT_EQ(static_cast<std::size_t>(step.front()) % round, 0u) << "step " << k;
+    for (std::size_t r = 0; r < step.size(); ++r) {
+      ASSERT_EQ(step[r], step.front() + static_cast<std::int64_t>(r))
+          << "step " << k << ": the ranks took rows of different global batches";
+      ++seen[static_cast<std::size_t>(step[r])];
+    }
+  }
+  const std::size_t served = remainder == Remainder::drop ? n / round * round : n;
+  for (std::size_t row = 0; row < n; ++row) ASSERT_EQ(seen[row], row < served ? 1 : 0) << row;
+}
+
+DatasetOptions streamed_rank(Remainder remainder, Sharding sharding, int rank) {
+  DatasetOptions options = sharded(10, remainder, sharding, rank, 2);
+  options.streaming.chunk_batches = 0;  // automatic
+  return options;
+}
+
+// 1 MiB and 6000 B of budget: a chunking from the rank's memory would give 1 and 11 chunks.
+TEST(ShardedStreaming, RanksWithDifferentMemoryTakeTheSameSteps) {
+  const std::vector<resident::HostSpace> budgets = {HostSpace::with_budget(1 << 20),
+                                                    HostSpace::with_budget(6000)};
+  for (const std::size_t n : {1010, 1011}) {
+    const auto ids = row_ids(n);
+    const HostTensor<const std::int64_t> tensor(ids.data(), {n});
+    for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
+      for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+        std::vector<resident::StreamingDataset<HostSpace, std::int64_t>> ranks;
+        for (int rank = 0; rank < 2; ++rank)
+          ranks.emplace_back(budgets[static_cast<std::size_t>(rank)],
+                             streamed_rank(remainder, sharding, rank), tensor);
+        EXPECT_EQ(ranks[0].chunk_batches(), ranks[1].chunk_batches());
+        for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+          SCOPED_TRACE("n " + std::to_string(n) + ", " + resident::sharding_name(sharding) + ", " +
+                       resident::remainder_name(remainder) + ", " +
+                       resident::testing::shuffle_name(shuffle));
+          std::vector<Steps> steps;
+          for (auto& ds : ranks) steps.push_back(record_steps(ds, {3, 1, shuffle}));
+          expect_same_steps(steps, 10);
+          if (sharding == Sharding::replicated) expect_one_global_order(steps, 10, n, remainder);
+        }
+      }
+    }
+  }
+}
+
+// make_dataset preloads on the roomy rank and streams (chunks of 4 batches, the same on both
+// ranks) on the tight one: the same steps.
+TEST(ShardedStreaming, APreloadedAndAStreamedRankTakeTheSameSteps) {
+  for (const std::size_t n : {1010, 1011, 1019}) {
+    const auto ids = row_ids(n);
+    const HostTensor<const std::int64_t> tensor(ids.data(), {n});
+    for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+      std::array<DatasetOptions, 2> options = {streamed_rank(remainder, Sharding::partitioned, 0),
+                                               streamed_rank(remainder, Sharding::partitioned, 1)};
+      for (DatasetOptions& rank : options) rank.streaming.chunk_batches = 4;
+      auto roomy = resident::make_dataset(HostSpace::with_budget(1 << 20), options[0], tensor);
+      auto tight = resident::make_dataset(HostSpace::with_budget(3000), options[1], tensor);
+      ASSERT_FALSE(roomy.is_streaming());
+      ASSERT_TRUE(tight.is_streaming());
+      for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+        SCOPED_TRACE("n " + std::to_string(n) + ", " + resident::remainder_name(remainder) + ", " +
+                     resident::testing::shuffle_name(shuffle));
+        expect_same_steps(
+            {record_steps(roomy, {3, 1, shuffle}), record_steps(tight, {3, 1, shuffle})}, 10);
+      }
+    }
+  }
+}
+
+// A replicated rank that cannot preload cannot keep the global order of those that can.
+TEST(ShardedStreaming, MakeDatasetRefusesToStreamAReplicatedRank) {
+  const auto ids = row_ids(1010);
+  const HostTensor<const std::int64_t> tensor(ids.data(), {1010});
+  const HostSpace tight = HostSpace::with_budget(6000);
+  try {
+    (void)resident::make_dataset(tight, streamed_rank(Remainder::partial, Sharding::replicated, 1),
+                                 tensor);
+    FAIL() << "a replicated rank was streamed";
+  } catch (const resident::CapacityError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("Sharding::partitioned"), std::string::npos) << what;
+    EXPECT_NE(what.find("StreamingDataset"), std::string::npos) << what;
+  }
+  EXPECT_EQ(tight.used_bytes(), 0u);
+  EXPECT_FALSE(resident::make_dataset(HostSpace::with_budget(1 << 20),
+                                      streamed_rank(Remainder::partial, Sharding::replicated, 0),
+                                      tensor)
+                   .is_streaming());
+}
+
+// Automatic chunks of a sharded job come from what every rank shares; where that ring does
+// not fit a rank, the refusal says to set the chunking, the same on every rank.
+TEST(ShardedStreaming, AutomaticChunksThatDoNotFitARankAreRefusedWithAdvice) {
+  std::vector<std::int32_t> ids(1010);  // no compact type: the plan recommends streaming
+  std::iota(ids.begin(), ids.end(), 0);
+  const HostTensor<const std::int32_t> tensor(ids.data(), {1010});
+  const DatasetOptions options = streamed_rank(Remainder::partial, Sharding::partitioned, 1);
+  const HostSpace tiny = HostSpace::with_budget(1024);  // a rank's part is 2020 B
+  const auto verdict = resident::plan(tiny, options, tensor);
+  EXPECT_EQ(verdict.stream_chunk_batches,
+            resident::plan(HostSpace::with_budget(1 << 20), options, tensor).stream_chunk_batches);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
+  EXPECT_FALSE(verdict.stream_fits);
+  EXPECT_NE(verdict.reason.find("set StreamOptions::chunk_batches explicitly"), std::string::npos)
+      << verdict.reason;
+  try {
+    resident::StreamingDataset<HostSpace, std::int32_t> ds(tiny, options, tensor);
+    FAIL() << "a ring of " << ds.bytes() << " B in 2 KiB";
+  } catch (const resident::CapacityError& error) {
+    EXPECT_NE(std::string(error.what()).find("same value on every rank"), std::string::npos)
+        << error.what();
+  }
+  DatasetOptions explicit_chunks = options;
+  explicit_chunks.streaming.chunk_batches = 2;
+  resident::StreamingDataset<HostSpace, std::int32_t> ds(tiny, explicit_chunks, tensor);
+  EXPECT_EQ(ds.chunk_batches(), 2u);
 }
 
 TEST(ShardedPlan, ReportsPerRankBytesForBothModes) {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -417,3 +418,123 @@ TYPED_TEST(TypedStreaming, HeaderClaimingMoreRowsThanTheFileHoldsIsRefused) {
 }
 
 }  // namespace
+
+// A stream never needs more ring than the data: with fewer chunks than ring_chunks every chunk
+// has its own slot, and a lone chunk's slot holds the rows it really has. The dataset's layout
+// is the one plan() reports, its accessors tell it, and it streams the preloaded batches.
+TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
+  constexpr std::size_t batch = 10, ring = 4, prefetch = 2;
+  // 0 rows, 1 row, fewer batches than ring slots, exactly as many, one more, many more.
+  for (const std::size_t n : {0, 1, 25, 40, 41, 50, 95}) {
+    const Data data(n);
+    for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+      for (const std::size_t chunk : {0, 1, 2, 100}) {
+        SCOPED_TRACE("n " + std::to_string(n) + ", " + resident::remainder_name(remainder) +
+                     ", chunk_batches " + std::to_string(chunk));
+        const DatasetOptions options = stream_options(batch, remainder, chunk, ring, prefetch);
+        DeviceDataset<HostSpace, std::int64_t, float> preloaded(
+            HostSpace{}, options, data.id_tensor(), data.feature_tensor());
+        const auto space = resident::testing::budgeted_space<TypeParam>();
+        const auto verdict =
+            resident::plan(space, options, data.id_tensor(), data.feature_tensor());
+        StreamingDataset<TypeParam, std::int64_t, float> streamed(space, options, data.id_tensor(),
+                                                                  data.feature_tensor());
+        EXPECT_EQ(streamed.bytes(), verdict.stream_ring_bytes);
+        EXPECT_EQ(streamed.num_chunks(), verdict.stream_chunks);
+        EXPECT_EQ(streamed.chunk_batches(), verdict.stream_chunk_batches);
+        // The data, plus each slot's field alignment, plus (with several chunks) the batches
+        // the last chunk lacks of a full slot.
+        const std::size_t slots = std::max<std::size_t>(1, std::min(ring, streamed.num_chunks()));
+        const std::size_t row_bytes = sizeof(std::int64_t) + 3 * sizeof(float);
+        const std::size_t slack =
+            (streamed.num_chunks() > 1 ? streamed.window_rows() * row_bytes : 0) + slots * 2 * 256;
+        EXPECT_LE(streamed.bytes(), preloaded.bytes() + slack)
+            << "a ring larger than the data it streams";
+        EXPECT_EQ(streamed.ring_chunks(), slots);
+        EXPECT_EQ(streamed.prefetch_chunks(), std::min(prefetch, slots - 1))
+            << "no more chunks can load ahead than there are other slots";
+        ASSERT_EQ(streamed.num_batches(), preloaded.num_batches());
+        for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches}) {
+          auto epoch = streamed.epoch({5, 2, shuffle});
+          std::vector<std::int64_t> rows;
+          for (std::size_t k = 0; k < epoch.size(); ++k) {
+            const auto [ids, features] = epoch.batch(k);
+            const auto got_ids = read_back(streamed.space(), streamed.stream(), ids);
+            const auto got_features = read_back(streamed.space(), streamed.stream(), features);
+            for (std::size_t r = 0; r < ids.rows(); ++r)
+              ASSERT_EQ(got_features[r * 3], 3.0f * static_cast<float>(got_ids[r]));
+            if (shuffle == Shuffle::none) {
+              const auto [expected_ids, expected_features] = preloaded.batch(k);
+              ASSERT_EQ(ids.rows(), expected_ids.rows());
+              ASSERT_EQ(ids.valid_rows(), expected_ids.valid_rows());
+              ASSERT_TRUE(std::equal(got_ids.begin(), got_ids.end(), expected_ids.data()));
+              ASSERT_TRUE(
+                  std::equal(got_features.begin(), got_features.end(), expected_features.data()));
+            }
+            rows.insert(rows.end(), got_ids.begin(), got_ids.begin() + ids.valid_rows());
+          }
+          std::sort(rows.begin(), rows.end());
+          const std::size_t served = remainder == Remainder::drop ? n / batch * batch : n;
+          ASSERT_EQ(rows.size(), served);
+          for (std::size_t r = 0; r < served; ++r) ASSERT_EQ(rows[r], std::int64_t(r));
+        }
+      }
+    }
+  }
+}
+
+// Stream options and batch sizes at their maximum stream the right batches: the ring is capped
+// by the chunks, the prefetch by the ring, and nothing overflows or allocates more than the
+// data. A reserve of every byte is refused for what it is.
+TEST(StreamingDataset, OptionsAtTheirMaximumStreamTheRightBatches) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  const Data data(25);
+  struct Case {
+    resident::StreamOptions streaming;
+    std::size_t batch;
+    std::size_t chunks, ring, prefetch;
+  };
+  for (const Case& c : {Case{{max, max, max - 1}, 10, 1, 1, 0}, Case{{max, max, 1}, 10, 1, 1, 0},
+                        Case{{0, max, max - 1}, 10, 3, 3, 2}, Case{{1, max, max - 1}, 10, 3, 3, 2},
+                        Case{{1, 2, 1}, 10, 3, 2, 1}, Case{{0, 4, 2}, max, 1, 1, 0},
+                        Case{{1, 4, 2}, 1, 25, 4, 2}}) {
+    SCOPED_TRACE(
+        std::to_string(c.streaming.chunk_batches) + ", " + std::to_string(c.streaming.ring_chunks) +
+        ", " + std::to_string(c.streaming.prefetch_chunks) + ", batch " + std::to_string(c.batch));
+    DatasetOptions options = stream_options(c.batch, Remainder::partial, 0);
+    options.streaming = c.streaming;
+    const HostSpace space = HostSpace::with_budget(1 << 20);
+    StreamingDataset<HostSpace, std::int64_t> ds(space, options, data.id_tensor());
+    EXPECT_EQ(ds.num_chunks(), c.chunks);
+    EXPECT_EQ(ds.ring_chunks(), c.ring);
+    EXPECT_EQ(ds.prefetch_chunks(), c.prefetch);
+    EXPECT_LE(ds.bytes(), c.ring * ((std::min(c.batch, std::size_t{25}) * 8 + 255) / 256 * 256));
+    std::vector<std::int64_t> rows;
+    for (auto [ids] : ds.epoch({1, 0, Shuffle::batches}))
+      rows.insert(rows.end(), ids.data(), ids.data() + ids.valid_rows());
+    std::sort(rows.begin(), rows.end());
+    EXPECT_EQ(rows, data.ids);
+  }
+  DatasetOptions all_reserved = stream_options(10, Remainder::partial, 0);
+  all_reserved.reserve_bytes = max;
+  EXPECT_THROW((StreamingDataset<HostSpace, std::int64_t>(HostSpace::with_budget(1 << 20),
+                                                          all_reserved, data.id_tensor())),
+               CapacityError);
+}
+
+// Remainder::pad stores every batch full: a batch size no platform can store is refused,
+// saying so, before anything is allocated.
+TEST(StreamingDataset, APaddedBatchTooLargeToStoreIsRefusedSayingWhy) {
+  const Data data(10);
+  const DatasetOptions options =
+      stream_options(std::numeric_limits<std::size_t>::max(), Remainder::pad, 0);
+  const HostSpace space = HostSpace::with_budget(1 << 20);
+  try {
+    StreamingDataset<HostSpace, std::int64_t> ds(space, options, data.id_tensor());
+    FAIL() << "a padded batch of SIZE_MAX rows was accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("batch size under Remainder::pad"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
+}

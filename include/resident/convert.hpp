@@ -88,6 +88,23 @@ class Normalize {
     return normalize;
   }
 
+  /// @brief Checks that the channel layout fits rows of `row_elements` elements: `channels`
+  /// runs of `channel_stride` elements make whole rows (CHW: a row is C*H*W; HWC: a multiple of
+  /// C). An epoch calls it when it is made, so a layout meant for other rows is refused instead
+  /// of putting every element in one channel.
+  /// @throws InvalidArgument when `row_elements` is not a multiple of channels x stride.
+  void check_row_layout(std::size_t row_elements) const {
+    if (channels_ == 1) return;
+    const std::size_t span = channels_ * channel_stride_;
+    RESIDENT_EXPECTS(
+        row_elements % span == 0,
+        "Normalize::mean_std has " + std::to_string(channels_) + " channels of " +
+            std::to_string(channel_stride_) + " elements each (" + std::to_string(span) +
+            " per image), but the converted field's rows have " + std::to_string(row_elements) +
+            " elements, not a multiple of that; give channel_stride = H*W for CHW "
+            "rows or 1 for HWC rows of this field");
+  }
+
   /// @brief Element `element` (index within its row) of value `value`, converted.
   template <class T>
   [[nodiscard]] RESIDENT_HOST_DEVICE float operator()(T value, std::size_t element) const noexcept {

@@ -36,6 +36,50 @@ decltype(auto) visit_held(Variant& held, Visitor&& visitor) noexcept {
   return visitor(*std::get_if<1>(&held));
 }
 
+/// @brief Refuses to stream a replicated rank of a sharded job, with `why`'s figures: the ranks
+/// that preload deal out one global batch order, which a streamed rank (chunk by chunk) cannot
+/// keep.
+/// @throws CapacityError saying what to do instead.
+inline void refuse_replicated_stream(const DatasetOptions& options, const CapacityError& why) {
+  if (options.shard.world_size == 1 || options.sharding != Sharding::replicated) return;
+  throw CapacityError(
+      why.space_name(), why.needed_bytes(), why.free_bytes(), why.total_bytes(),
+      why.reserve_bytes(),
+      "make_dataset would stream this rank of a replicated job, but a streamed rank cannot keep "
+      "the global batch order of the ranks that preload; use Sharding::partitioned, free memory, "
+      "or build a StreamingDataset on every rank (with the same StreamOptions::chunk_batches)");
+}
+
+/// @brief The plan `make_dataset` records when the preload allocation failed after a passing
+/// plan: the figures of `replanned`, recommendation `stream`, and a reason saying why.
+inline Plan fallback_plan(Plan replanned, const CapacityError& refused) {
+  replanned.recommendation = Recommendation::stream;
+  replanned.reason =
+      "resident: the plan said the dataset fits, but the preload allocation was "
+      "refused (" +
+      std::string(refused.what()) + "); the data is streamed instead: " + stream_summary(replanned);
+  return replanned;
+}
+
+/// @brief `make_dataset`'s decision, for tensors and files alike: `preload()` when `verdict`
+/// fits, else (or when that allocation is refused) `stream()`, recording the plan that was
+/// carried out; `replan()` gives the figures after a refused allocation.
+template <class Result, class Preload, class Stream, class Replan>
+Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& preload,
+                         Stream&& stream, Replan&& replan) {
+  if (verdict.fits) {
+    try {
+      return Result(preload(), verdict);
+    } catch (const CapacityError& refused) {
+      refuse_replicated_stream(options, refused);
+      verdict = fallback_plan(replan(), refused);
+    }
+  } else {
+    refuse_replicated_stream(options, verdict.refusal());
+  }
+  return Result(stream(), std::move(verdict));
+}
+
 }  // namespace detail
 
 /// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
@@ -70,12 +114,13 @@ class DatasetEpoch {
   }
   [[nodiscard]] iterator begin() {
     (void)size();  // throws when the dataset changed since the epoch was made
-    return iterator(this, 0);
+    return iterator(this, 0, self_.lease());
   }
-  [[nodiscard]] iterator end() { return iterator(this, size()); }
+  [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
  private:
   std::variant<Preloaded, Streamed> epoch_;
+  detail::Tenancy self_;  // this epoch object's, for its iterators
 };
 
 /// @brief A dataset that `make_dataset` preloaded or streams, as its plan decided; the same
@@ -158,31 +203,34 @@ class Dataset {
 
 /// @brief Preloads the fields when `plan()` says they fit, else streams them; never fails for
 /// want of memory unless even the streaming ring does not fit. An allocation that fails after
-/// a passing plan (another process took the memory) also falls back to streaming.
+/// a passing plan (another process took the memory) also falls back to streaming; the
+/// recorded `plan()` then says so (recommendation `stream`, the figures of a new plan, and
+/// the refused allocation in `reason`). `DatasetOptions::streaming` is checked only when the
+/// data is streamed.
 /// @param fields host tensors with equal row counts; keep them alive as long as the dataset,
 /// because a streamed dataset reads them every epoch
 /// @throws what the chosen dataset's constructor throws (CapacityError when not even the
-/// streaming ring fits).
+/// streaming ring fits, InvalidArgument for invalid `StreamOptions` when streaming);
+/// CapacityError when a rank of a replicated job (`world_size > 1`) would stream, since it
+/// could not keep the job's global batch order.
 template <class Space, class... Ts>
 Dataset<Space, std::remove_const_t<Ts>...> make_dataset(Space space, const DatasetOptions& options,
                                                         HostTensor<Ts>... fields) {
   using Result = Dataset<Space, std::remove_const_t<Ts>...>;
-  Plan verdict = plan(space, options, fields...);
-  if (verdict.fits) {
-    try {
-      return Result(typename Result::preloaded_type(space, options, fields...), verdict);
-    } catch (const CapacityError&) {
-      verdict = plan(space, options, fields...);  // the figures the fallback was decided on
-    }
-  }
-  return Result(typename Result::streaming_type(std::move(space), options, fields...), verdict);
+  return detail::preload_or_stream<Result>(
+      options, plan(space, options, fields...),
+      [&] { return typename Result::preloaded_type(space, options, fields...); },
+      [&] { return typename Result::streaming_type(std::move(space), options, fields...); },
+      [&] { return plan(space, options, fields...); });
 }
 
 /// @brief `make_dataset` for `.npy` files, one per field:
 /// `make_dataset<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy", "y.npy")`.
 /// Reads only the headers to plan; then maps and uploads the files (`load_dataset`) or streams
-/// them (`load_streaming_dataset`), so files larger than the host's memory stream too.
-/// @throws FormatError for malformed or mistyped files; what the chosen loader throws.
+/// them (`load_streaming_dataset`), so files larger than the host's memory stream too. The
+/// fallback and the refusals are those of the tensor overload.
+/// @throws FormatError for malformed or mistyped files; what the chosen loader throws;
+/// CapacityError when a rank of a replicated job would stream.
 template <class Space, class... Ts, class... Paths,
           std::enable_if_t<(std::is_convertible_v<const Paths&, std::string> && ...), int> = 0>
 Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
@@ -193,16 +241,13 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
   std::array<Shape, sizeof...(Ts)> shapes;
   for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
   const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
-  Plan verdict = detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...});
-  if (verdict.fits) {
-    try {
-      return Dataset<Space, Ts...>(load_dataset<Space, Ts...>(space, options, paths...), verdict);
-    } catch (const CapacityError&) {
-      verdict = detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...});
-    }
-  }
-  return Dataset<Space, Ts...>(
-      load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...), verdict);
+  const auto replan = [&] {
+    return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...});
+  };
+  return detail::preload_or_stream<Dataset<Space, Ts...>>(
+      options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
+      [&] { return load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...); },
+      replan);
 }
 
 }  // namespace resident

@@ -45,14 +45,21 @@ constexpr const char* remainder_name(Remainder remainder) noexcept {
 /// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through a
 /// ring of `ring_chunks` chunk slots in the space while `prefetch_chunks` of them load ahead.
 struct StreamOptions {
-  /// @brief Batches per chunk (the unit of every copy and of the streaming shuffle's window).
-  /// 0: as many as make about 64 MiB, and at most `1 / ring_chunks` of the usable memory.
+  /// @brief Batches per chunk (the unit of every copy and of the streaming shuffle's window;
+  /// more than the batches means one chunk). 0: as many as make about 64 MiB, spread evenly
+  /// over the chunks; on a single rank also at most `1 / ring_chunks` of the usable memory. In
+  /// a sharded job (`world_size > 1`) the automatic size never depends on the rank's free
+  /// memory, so that every rank cuts the same chunks; where that ring does not fit, the
+  /// dataset is refused: set this explicitly, to the same value on every rank.
   std::size_t chunk_batches = 0;
   /// @brief Chunk slots in the space (at least `prefetch_chunks + 1`). A view of a chunk stays
   /// valid until the epoch reaches the chunk `ring_chunks - prefetch_chunks` chunks later.
+  /// Data of fewer chunks gets one slot per chunk (each loaded once per pass), so that the
+  /// ring never holds more than the data; `StreamingDataset::ring_chunks()` says how many.
   std::size_t ring_chunks = 4;
   /// @brief Chunks loaded ahead of the one being read (at least 1): their copies overlap the
-  /// reader's work on the current chunk.
+  /// reader's work on the current chunk. Never more than the other slots of the ring (none
+  /// beside a lone chunk); `StreamingDataset::prefetch_chunks()` says how many.
   std::size_t prefetch_chunks = 2;
 };
 
@@ -96,7 +103,7 @@ struct DatasetOptions {
   /// (`replicated`). Irrelevant for a single rank.
   Sharding sharding = Sharding::partitioned;
   /// @brief Chunking and prefetch of a `StreamingDataset` (and of `plan()`'s streaming
-  /// figures); ignored by `DeviceDataset`.
+  /// figures); ignored by `DeviceDataset`, and checked by `make_dataset` only when it streams.
   StreamOptions streaming{};
 };
 

@@ -83,29 +83,37 @@ struct DLPackContext {
 }  // namespace detail
 
 /// @brief `view` (a field or a batch of `dataset`) as a DLPack tensor: device type and id of the
-/// dataset's space, C-contiguous (null strides), `data` the allocation's 256-byte-aligned base
-/// with `byte_offset` to the view. The caller owns the result and calls its `deleter` once;
-/// until then the memory stays valid, even after `dataset` is destroyed.
-/// @throws InvalidArgument when `view` is not inside the dataset's own allocation (views of an
-/// epoch's ring are reused every `ring_depth` batches and cannot be exported).
+/// dataset's space, C-contiguous (null strides), `data` the view's first element and
+/// `byte_offset` 0 (the array API's convention: consumers such as `torch.from_dlpack` ignore
+/// `byte_offset`). The caller owns the result and calls its `deleter` once; until then the
+/// memory stays valid, even after `dataset` is destroyed. An empty view (a field of a dataset
+/// without rows) exports as a tensor with no elements.
+/// @throws InvalidArgument when `dataset` was moved from, or `view` is not inside its own
+/// allocation (a view of another dataset, or of an epoch's ring, whose slots are reused every
+/// `ring_depth` batches and cannot be exported).
 template <class Space, class... Ts, class T>
 [[nodiscard]] DLPackTensor* to_dlpack(const DeviceDataset<Space, Ts...>& dataset,
                                       BatchView<const T> view) {
+  RESIDENT_EXPECTS(!dataset.moved_from(),
+                   "to_dlpack() was given a moved-from dataset, which holds no data; export "
+                   "from the dataset the data was moved to");
   const std::shared_ptr<const void> storage = dataset.storage_owner();
   const auto* base = static_cast<const std::byte*>(storage.get());
   const auto* first = reinterpret_cast<const std::byte*>(view.data());
-  RESIDENT_EXPECTS(
-      storage != nullptr && first >= base && first + view.bytes() <= base + dataset.bytes(),
-      "to_dlpack() exports views of the dataset's own allocation (a field or a "
-      "batch); copy gathered epoch batches first, their ring slots are reused");
+  RESIDENT_EXPECTS(view.bytes() == 0 || (base != nullptr && first >= base &&
+                                         first + view.bytes() <= base + dataset.bytes()),
+                   "to_dlpack() exports views of this dataset's own allocation (a field or a "
+                   "batch of it), but the view lies outside it: it is another dataset's, or a "
+                   "gathering epoch's ring slot (reused every ring_depth batches: copy such "
+                   "batches first); pass the dataset the view came from");
   auto context = std::make_unique<detail::DLPackContext>();
   context->storage = storage;
   const Shape shape = view.shape();
   for (std::size_t axis = 0; axis < shape.rank(); ++axis)
     context->shape[axis] = static_cast<std::int64_t>(shape[axis]);
   DLTensor& tensor = context->tensor.dl_tensor;
-  tensor.data = const_cast<std::byte*>(base);  // NOLINT: DLPack's field is not const
-  tensor.byte_offset = static_cast<std::uint64_t>(first - base);
+  tensor.data = const_cast<std::byte*>(first);  // NOLINT: DLPack's field is not const
+  tensor.byte_offset = 0;
   tensor.ndim = static_cast<std::int32_t>(shape.rank());
   tensor.shape = context->shape;
   tensor.strides = nullptr;

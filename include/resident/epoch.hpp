@@ -40,8 +40,10 @@ namespace resident {
 
 /// @brief How an epoch orders the data.
 enum class Shuffle {
-  none,     ///< Batches in order; zero-copy.
-  batches,  ///< A seeded permutation of the batch order; zero-copy.
+  none,  ///< Batches in order; zero-copy.
+  /// A seeded permutation of the batch order; zero-copy. A last batch that is short (or
+  /// padded) on some rank stays last, so that every rank's steps have the same sizes.
+  batches,
   /// A seeded permutation of all rows; each batch is gathered into the dataset's ring (one
   /// kernel per field on `CudaSpace`, the copy threads on `HostSpace`).
   samples,
@@ -68,6 +70,14 @@ template <class Conversion, std::size_t Field>
 struct converts : std::false_type {};
 template <std::size_t Field, class Op>
 struct converts<FieldConversion<Field, Op>, Field> : std::true_type {};
+
+/// Whether a conversion can check that it fits a field's rows (`Normalize::check_row_layout`).
+template <class Op, class = void>
+struct checks_row_layout : std::false_type {};
+template <class Op>
+struct checks_row_layout<
+    Op, std::void_t<decltype(std::declval<const Op&>().check_row_layout(std::size_t{}))>>
+    : std::true_type {};
 
 template <class Conversion>
 struct conversion_op {
@@ -151,9 +161,12 @@ class Epoch {
         conversion_(conversion),
         lane_(dataset.geometry().lane) {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
+    if constexpr (detail::checks_row_layout<Op>::value)
+      conversion_.op.check_row_layout(dataset.template field<Conversion::field>().row_elements());
     const detail::ShardGeometry& geometry = dataset.geometry();
     if (options.shuffle == Shuffle::batches) {
-      batch_order_ = Permutation(geometry.batches, options.seed, options.epoch);
+      // A short last batch stays last (see ShardGeometry::short_last).
+      batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
       // Replicated ranks also trade lanes each epoch, so that no rank keeps the same rows.
       lane_ = detail::epoch_lane(geometry, options);
     }
@@ -203,9 +216,9 @@ class Epoch {
 
   [[nodiscard]] iterator begin() {
     lease_.check();
-    return iterator(this, 0);
+    return iterator(this, 0, self_.lease());
   }
-  [[nodiscard]] iterator end() { return iterator(this, size()); }
+  [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
@@ -227,7 +240,7 @@ class Epoch {
 
   // The dataset batch that epoch batch k is (its position in the batch order).
   [[nodiscard]] std::size_t stored_batch(std::size_t k) const noexcept {
-    return batch_order_.size() != 0 ? static_cast<std::size_t>(batch_order_(k)) : k;
+    return k < batch_order_.size() ? static_cast<std::size_t>(batch_order_(k)) : k;
   }
   // Where epoch batch k lies in the order: its positions and how many are real.
   [[nodiscard]] detail::BatchSlice slice_of(std::size_t k) const noexcept {
@@ -304,8 +317,8 @@ class Epoch {
 #endif
     } else {
       if (!workers_) {
-        const std::size_t batch_bytes =
-            dataset_->geometry().max_batch_rows() * source.row_elements() * sizeof(stored_t<Field>);
+        const std::size_t batch_bytes = dataset_->geometry().largest_batch_rows() *
+                                        source.row_elements() * sizeof(stored_t<Field>);
         workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
       }
       detail::host_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
@@ -353,6 +366,7 @@ class Epoch {
   std::vector<std::size_t> slot_batch_;
   std::vector<bool> slot_has_fields_;
   std::unique_ptr<detail::CopyWorkers> workers_;
+  detail::Tenancy self_;  // this epoch object's, for its iterators
 };
 
 }  // namespace resident

@@ -118,6 +118,17 @@ class Array {
   [[nodiscard]] bool mapped() const noexcept { return mapped_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
+  /// @brief For a mapped array, refuses a file that changed since it was loaded (removed,
+  /// replaced, truncated, extended or modified): reading the mapping of a truncated file faults,
+  /// and a modified one mixes old and new data. `load_dataset` calls it between upload chunks.
+  /// Does nothing for an array read into memory, which no change of the file can reach.
+  /// @param during when the check runs, for the message ("while it was uploaded")
+  /// @throws FormatError naming the file and what changed.
+  void check_unchanged(const std::string& during) const {
+    if (file_)
+      file_->check_unchanged(during, "keep a file unchanged while it is loaded and uploaded");
+  }
+
   /// @brief The array as a typed tensor, valid while this `Array` (or a copy) lives.
   /// @throws FormatError when `T` is not the array's dtype, or the array is 0-d.
   template <class T>
@@ -144,6 +155,7 @@ class Array {
   std::size_t data_offset_ = 0;
   const std::byte* data_ = nullptr;
   std::shared_ptr<const void> owner_;
+  std::shared_ptr<const resident::detail::ReadFile> file_;  // held open while mapped
 };
 
 namespace detail {
@@ -337,7 +349,8 @@ inline Header read_header(const std::string& path) {
 /// file by a rename, which leaves the mapping its data), so saving over a loaded file is safe.
 inline Array load(const std::string& path) {
   using detail::fail;
-  const resident::detail::ReadFile file(path);
+  const auto opened = std::make_shared<const resident::detail::ReadFile>(path);
+  const resident::detail::ReadFile& file = *opened;
   const Header header = detail::read_header(file);
   const std::size_t file_size = header.file_size;
   const std::size_t data_offset = header.data_offset;
@@ -365,6 +378,7 @@ inline Array load(const std::string& path) {
         base, [file_size](const void* mapped) { ::munmap(const_cast<void*>(mapped), file_size); });
     array.data_ = static_cast<const std::byte*>(base) + data_offset;
     array.mapped_ = true;
+    array.file_ = opened;
   } else {
     auto raw = std::make_shared<std::vector<std::byte>>(bytes);
     detail::read_exactly(path, file.fd(), raw->data(), bytes, data_offset);

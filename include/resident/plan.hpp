@@ -83,7 +83,10 @@ struct Plan {
   std::size_t stream_chunks = 0;         ///< Chunks per epoch it would stream.
   std::size_t stream_ring_bytes = 0;     ///< Bytes of its ring of chunk slots.
   bool stream_fits = false;              ///< Whether that ring fits with the reserve.
-  std::string reason{};                  ///< One line a person can read.
+  /// @brief Why a `StreamingDataset` would refuse `DatasetOptions::streaming` (then the stream
+  /// figures are 0 and `stream_fits` is false); empty when the options are valid.
+  std::string stream_refusal{};
+  std::string reason{};  ///< One line a person can read.
 
   /// @brief Bytes usable after the reserve: what `needed_bytes` is compared against.
   [[nodiscard]] std::size_t usable_bytes() const noexcept {
@@ -112,10 +115,11 @@ inline std::ostream& operator<<(std::ostream& out, const Plan& plan) {
       << plan.shard.world_size << " rank(s); fits from "
       << (plan.partition_world_size == 0 ? std::string("no world size")
                                          : std::to_string(plan.partition_world_size) + " rank(s)")
-      << "\n  stream:    ring of " << format_bytes(plan.stream_ring_bytes) << " ("
-      << plan.stream_chunks << " chunk(s) of " << plan.stream_chunk_batches << " batch(es)), "
-      << (plan.stream_fits ? "fits" : "does not fit");
-  return out;
+      << "\n  stream:    ";
+  if (!plan.stream_refusal.empty()) return out << "refused: " << plan.stream_refusal;
+  return out << "ring of " << format_bytes(plan.stream_ring_bytes) << " (" << plan.stream_chunks
+             << " chunk(s) of " << plan.stream_chunk_batches << " batch(es)), "
+             << (plan.stream_fits ? "fits" : "does not fit");
 }
 
 namespace detail {
@@ -162,8 +166,16 @@ DatasetLayout<Fields> compact_layout(DatasetLayout<Fields> layout,
   return place_fields(layout, layout.geometry);
 }
 
-/// What to do, and the sentence that says it, once the figures of `plan` are in.
-inline void recommend(Plan& plan, const std::string& who) {
+/// "a StreamingDataset keeps a ring of ... on ...": the stream figures of `plan`.
+inline std::string stream_summary(const Plan& plan) {
+  return "a StreamingDataset keeps a ring of " + format_bytes(plan.stream_ring_bytes) + " (" +
+         std::to_string(plan.stream_chunks) + " chunks of " +
+         std::to_string(plan.stream_chunk_batches) + " batches per epoch) on " + plan.space_name;
+}
+
+/// What to do, and the sentence that says it, once the figures of `plan` are in; `advice`
+/// says what to do when the streaming ring does not fit.
+inline void recommend(Plan& plan, const std::string& who, const std::string& advice) {
   const std::size_t usable = plan.usable_bytes();
   if (plan.fits) {
     plan.recommendation = Recommendation::preload;
@@ -189,15 +201,14 @@ inline void recommend(Plan& plan, const std::string& who) {
                    format_bytes(plan.partitioned_rank_bytes);
   } else {
     plan.recommendation = Recommendation::stream;
-    plan.reason +=
-        plan.stream_fits
-            ? "stream it: a StreamingDataset keeps a ring of " +
-                  format_bytes(plan.stream_ring_bytes) + " (" + std::to_string(plan.stream_chunks) +
-                  " chunks of " + std::to_string(plan.stream_chunk_batches) +
-                  " batches per epoch) on " + plan.space_name
-            : "stream it, but even a streaming ring of " + format_bytes(plan.stream_ring_bytes) +
-                  " does not fit; free memory, lower the reserve, or use fewer or smaller chunks "
-                  "(StreamOptions::ring_chunks, chunk_batches)";
+    if (!plan.stream_refusal.empty())
+      plan.reason +=
+          "stream it, but a StreamingDataset refuses these options: " + plan.stream_refusal;
+    else if (plan.stream_fits)
+      plan.reason += "stream it: " + stream_summary(plan);
+    else
+      plan.reason += "stream it, but even a streaming ring of " +
+                     format_bytes(plan.stream_ring_bytes) + " does not fit; " + advice;
   }
   if (plan.partition_world_size > 1 && plan.recommendation != Recommendation::partition)
     plan.reason += "; partitioned across " + std::to_string(plan.partition_world_size) +
@@ -236,16 +247,21 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   verdict.fits_with_ring = verdict.fits && verdict.ring_bytes <= usable - verdict.needed_bytes;
   verdict.compact_bytes = compact_layout(layout, kinds, verdict.compact_dtypes).total_bytes;
   verdict.partition_world_size = fewest_partition_ranks(layout, options, usable);
-  const auto stream = make_stream_layout(layout, options.streaming, usable);
-  verdict.stream_chunk_batches = stream.chunk_batches;
-  verdict.stream_chunks = stream.chunks;
-  verdict.stream_ring_bytes = stream.total_bytes;
-  verdict.stream_fits = stream.total_bytes <= usable;
-  recommend(verdict, options.shard.world_size == 1
-                         ? std::string()
-                         : " for rank " + std::to_string(options.shard.rank) + " of " +
-                               std::to_string(options.shard.world_size) + " (" +
-                               sharding_name(options.sharding) + ")");
+  // Invalid stream options leave the preload figures standing: a DeviceDataset ignores them.
+  verdict.stream_refusal = stream_options_problem(options.streaming);
+  if (verdict.stream_refusal.empty()) {
+    const auto stream = make_stream_layout(layout, options, usable);
+    verdict.stream_chunk_batches = stream.chunk_batches;
+    verdict.stream_chunks = stream.chunks;
+    verdict.stream_ring_bytes = stream.total_bytes;
+    verdict.stream_fits = stream.total_bytes <= usable;
+  }
+  recommend(verdict,
+            options.shard.world_size == 1 ? std::string()
+                                          : " for rank " + std::to_string(options.shard.rank) +
+                                                " of " + std::to_string(options.shard.world_size) +
+                                                " (" + sharding_name(options.sharding) + ")",
+            stream_ring_advice(options));
   return verdict;
 }
 
@@ -253,8 +269,10 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
 
 /// @brief Does a dataset of these fields fit in `space` under `options`? Queries the space's
 /// capacity and does the constructor's arithmetic; allocates nothing, reads no element.
-/// @throws InvalidArgument for fields that disagree on rows, batch size 0, or byte overflow;
-/// CudaError when a CUDA space has no usable device.
+/// Invalid `DatasetOptions::streaming` does not throw: the preload figures come out as ever,
+/// and `stream_refusal` says why streaming would be refused.
+/// @throws InvalidArgument for fields that disagree on rows, batch size 0, `ring_depth` 0, an
+/// invalid shard, or byte overflow; CudaError when a CUDA space has no usable device.
 template <class Space, class... Ts>
 [[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
                         const HostTensor<Ts>&... fields) {

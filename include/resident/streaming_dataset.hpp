@@ -142,9 +142,11 @@ class StreamingEpoch;
 /// outruns the copies).
 ///
 /// Shuffling (`Shuffle::batches` and `Shuffle::samples` alike): a seeded permutation of the
-/// chunk order, and within each chunk of its batch order. This is a weaker shuffle than
-/// `DeviceDataset`'s `Shuffle::samples`: a batch holds consecutive rows, and batches that are
-/// in one chunk (a window of `window_rows()` rows) stay in one stretch of the epoch.
+/// chunk order, and within each chunk of its batch order; a last batch that is short (or
+/// padded) on some rank stays last, with its chunk, as in a `DeviceDataset`'s shuffled epochs,
+/// so that preloaded and streamed ranks of a job take steps of the same sizes. This is a weaker
+/// shuffle than `DeviceDataset`'s `Shuffle::samples`: a batch holds consecutive rows, and batches
+/// that are in one chunk (a window of `window_rows()` rows) stay in one stretch of the epoch.
 ///
 /// @note Sources are read every epoch: host tensors given to the constructor must outlive the
 /// dataset (unlike `DeviceDataset`, which reads them only during construction); files (see
@@ -152,7 +154,9 @@ class StreamingEpoch;
 /// until the reader reaches the chunk `ring_chunks - prefetch_chunks` positions later; on
 /// `CudaSpace`, work that reads it must be enqueued on `stream()` (or wait for it) before the
 /// reader moves on. One pass at a time: asking an older epoch (or `batch(i)`) for a batch
-/// restarts that pass at the batch's chunk, which costs a synchronous load. Use from one thread.
+/// restarts that pass at the batch's chunk, which costs a synchronous load. A chunk that fails
+/// to load (a copy, a file cut short) fails its batch once with its own error; the next batch
+/// asked for restarts the pass at that batch's chunk. Use from one thread.
 /// Move-only; a moved-from dataset is empty (0 rows, 0 batches).
 template <class Space, class... Ts>
 class StreamingDataset {
@@ -189,14 +193,13 @@ class StreamingDataset {
     const Capacity capacity = space_.capacity();
     const std::size_t reserve = options.reserve_bytes.value_or(space_.default_reserve_bytes());
     const std::size_t usable = detail::usable_bytes(capacity.free_bytes, reserve);
-    stream_layout_ = detail::make_stream_layout(layout, options.streaming, usable);
+    stream_layout_ = detail::make_stream_layout(layout, options, usable);
     if (stream_layout_.total_bytes > usable)
       throw CapacityError(space_.name(), stream_layout_.total_bytes, capacity.free_bytes,
                           capacity.total_bytes, reserve,
                           "even the streaming ring (" + std::to_string(stream_layout_.ring_chunks) +
                               " chunks of " + std::to_string(stream_layout_.chunk_batches) +
-                              " batches) does not fit; use fewer or smaller chunks "
-                              "(StreamOptions::ring_chunks, chunk_batches) or lower the reserve");
+                              " batches) does not fit; " + detail::stream_ring_advice(options));
     stream_ = detail::dataset_stream(space_, options);
     ring_ = detail::Allocation<Space>(space_, stream_layout_.total_bytes);
     transport_ = std::make_unique<Transport>(
@@ -286,9 +289,16 @@ class StreamingDataset {
   [[nodiscard]] std::size_t bytes() const noexcept { return ring_.bytes(); }
   /// @brief Bytes the fields would take preloaded (what did not fit).
   [[nodiscard]] std::size_t data_bytes() const noexcept { return layout_.total_bytes; }
+  /// @brief Batches per chunk (`StreamOptions::chunk_batches`, or the automatic size; at most
+  /// the batches).
   [[nodiscard]] std::size_t chunk_batches() const noexcept { return stream_layout_.chunk_batches; }
+  /// @brief Chunks per epoch.
   [[nodiscard]] std::size_t num_chunks() const noexcept { return stream_layout_.chunks; }
+  /// @brief Slots of the ring: `StreamOptions::ring_chunks`, or one per chunk when there are
+  /// fewer chunks (at least 1).
   [[nodiscard]] std::size_t ring_chunks() const noexcept { return stream_layout_.ring_chunks; }
+  /// @brief Chunks loaded ahead of the one being read: `StreamOptions::prefetch_chunks`, at
+  /// most `ring_chunks() - 1`.
   [[nodiscard]] std::size_t prefetch_chunks() const noexcept {
     return stream_layout_.prefetch_chunks;
   }
@@ -331,11 +341,15 @@ class StreamingDataset {
     order.chunk_at.resize(chunks);
     order.lane = layout_.geometry.lane;
     const bool shuffled = options.shuffle != Shuffle::none;
+    // The chunk of a short last batch stays last, as the batch does in it (short_last).
     const Permutation permutation =
-        shuffled ? Permutation(chunks, options.seed, options.epoch) : Permutation();
+        shuffled ? Permutation(chunks - (layout_.geometry.short_last ? 1 : 0), options.seed,
+                               options.epoch)
+                 : Permutation();
     for (std::size_t position = 0; position < chunks; ++position) {
-      order.chunk_at[position] =
-          shuffled ? static_cast<std::size_t>(permutation(position)) : position;
+      order.chunk_at[position] = position < permutation.size()
+                                     ? static_cast<std::size_t>(permutation(position))
+                                     : position;
       if (order.chunk_at[position] + 1 == chunks) order.short_position = position;
     }
     if (shuffled) order.lane = detail::epoch_lane(layout_.geometry, options);
@@ -354,14 +368,18 @@ class StreamingDataset {
     return {order.short_position + 1 + after / per_chunk, after % per_chunk};
   }
 
-  // The chunk's batch at `place`: shuffled within the chunk under a shuffling pass.
+  // The chunk's batch at `place`: shuffled within the chunk under a shuffling pass, but for a
+  // short last batch, which stays last.
   [[nodiscard]] std::size_t local_batch(const detail::PassOrder& order, std::size_t chunk,
                                         std::size_t place) const {
     if (order.options.shuffle == Shuffle::none) return place;
     constexpr std::uint64_t chunk_key = 0x6368756e6bULL;  // "chunk": its own key stream
-    const std::size_t batches = stream_layout_.batches_of(chunk, num_batches());
+    const bool holds_short = layout_.geometry.short_last && chunk + 1 == stream_layout_.chunks;
+    const std::size_t shuffled =
+        stream_layout_.batches_of(chunk, num_batches()) - (holds_short ? 1 : 0);
+    if (place >= shuffled) return place;
     return static_cast<std::size_t>(
-        Permutation(batches, detail::mix64(order.options.seed ^ chunk_key) ^ detail::mix64(chunk),
+        Permutation(shuffled, detail::mix64(order.options.seed ^ chunk_key) ^ detail::mix64(chunk),
                     order.options.epoch)(place));
   }
 
@@ -482,14 +500,15 @@ class StreamingEpoch {
 
   [[nodiscard]] iterator begin() {
     lease_.check();
-    return iterator(this, 0);
+    return iterator(this, 0, self_.lease());
   }
-  [[nodiscard]] iterator end() { return iterator(this, size()); }
+  [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
  private:
   Dataset* dataset_;
   detail::TenancyLease lease_;  // checked before every use of `dataset_`
   std::shared_ptr<const detail::PassOrder> order_;
+  detail::Tenancy self_;  // this epoch object's, for its iterators
 };
 
 namespace detail {

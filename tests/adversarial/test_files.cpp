@@ -6,7 +6,6 @@
 // A FIFO blocks open() until a writer comes, so a loader that opens before it checks hangs here:
 // ctest's timeout turns that into a failure of the one test.
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -201,17 +200,6 @@ TEST(SaveOverALoadedFile, KeepsTheLoadedArrayAndWritesTheNewOne) {
   EXPECT_EQ(npy::load(file.path).shape(), Shape{2048});
 }
 
-/// The names in `folder` that start with `prefix` (a save's temporaries).
-std::vector<std::string> names_starting(const std::string& folder, const std::string& prefix) {
-  std::vector<std::string> names;
-  if (DIR* dir = ::opendir(folder.c_str())) {
-    while (const ::dirent* entry = ::readdir(dir))
-      if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.emplace_back(entry->d_name);
-    ::closedir(dir);
-  }
-  return names;
-}
-
 // A save that fails after it began writing (here: over the process's file size limit) throws,
 // removes its temporary and leaves the old file as it was.
 TEST(FailedSave, MidWayLeavesTheOldFileAndNoTemporary) {
@@ -236,8 +224,7 @@ TEST(FailedSave, MidWayLeavesTheOldFileAndNoTemporary) {
   const npy::Array kept = npy::load(file.path);
   ASSERT_EQ(kept.shape(), Shape{16});
   EXPECT_EQ(kept.as<float>().data()[15], 7.0f);
-  const std::string name = file.path.substr(file.path.rfind('/') + 1);
-  EXPECT_EQ(names_starting(::testing::TempDir(), name + "."), std::vector<std::string>{});
+  EXPECT_EQ(resident::testing::temporaries_left(::testing::TempDir()), std::vector<std::string>{});
 }
 
 // Writing to something that is not a regular file would block (a FIFO) or replace what is

@@ -4,6 +4,7 @@
 
 // Test support: a scratch .npy file, removed when the test ends, and crafted files written.
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,6 +21,19 @@ namespace resident::testing {
 /// through the writer resident itself uses: replaced by a rename, never truncated in place.
 inline void write_file(const std::string& path, const std::string& bytes) {
   resident::detail::replace_file(path, {{bytes.data(), bytes.size()}});
+}
+
+/// The temporaries a save of this process left in `folder`: none, after any save that returned
+/// or threw.
+inline std::vector<std::string> temporaries_left(const std::string& folder) {
+  std::vector<std::string> names;
+  const std::string prefix = resident::detail::temporary_prefix();
+  if (DIR* dir = ::opendir(folder.c_str())) {
+    while (const ::dirent* entry = ::readdir(dir))
+      if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.emplace_back(entry->d_name);
+    ::closedir(dir);
+  }
+  return names;
 }
 
 /// A scratch .npy file holding `values` with `shape`, removed at the end of the test; the name

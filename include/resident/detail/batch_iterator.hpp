@@ -4,11 +4,18 @@
 
 #include <cstddef>
 #include <iterator>
+#include <utility>
+
+#include "resident/detail/tenancy.hpp"
+#include "resident/error.hpp"
 
 namespace resident::detail {
 
 /// @brief Input iterator over the batches of an epoch-like range (anything with
-/// `batch_type` and `batch(k)`): dereferencing asks the range for batch `index()`.
+/// `batch_type` and `batch(k)`): dereferencing asks the range for batch `index()`. It holds a
+/// lease of the range's own tenancy, so that dereferencing an iterator whose epoch was
+/// destroyed or moved (`auto it = ds.epoch().begin();` keeps a temporary's address) throws
+/// instead of reading a dead object.
 template <class Range>
 class BatchIterator {
  public:
@@ -19,8 +26,17 @@ class BatchIterator {
   using reference = value_type;
 
   BatchIterator() = default;
-  BatchIterator(Range* range, std::size_t k) noexcept : range_(range), k_(k) {}
-  [[nodiscard]] value_type operator*() const { return range_->batch(k_); }
+  BatchIterator(Range* range, std::size_t k, TenancyLease lease) noexcept
+      : range_(range), k_(k), lease_(std::move(lease)) {}
+  /// @throws Error when the epoch was destroyed or moved; what the epoch's `batch(k)` throws.
+  [[nodiscard]] value_type operator*() const {
+    if (!lease_.valid())
+      throw Error(
+          "resident: this iterator's epoch was destroyed or moved, so it has no batches to "
+          "give; keep the epoch alive while iterating (in a variable, or as the range of a "
+          "for loop: `for (auto batch : ds.epoch(...))`)");
+    return range_->batch(k_);
+  }
   BatchIterator& operator++() noexcept {
     ++k_;
     return *this;
@@ -41,6 +57,7 @@ class BatchIterator {
  private:
   Range* range_ = nullptr;
   std::size_t k_ = 0;
+  TenancyLease lease_;  // of the range's own tenancy: ends when the range is destroyed or moved
 };
 
 }  // namespace resident::detail

@@ -14,7 +14,10 @@ namespace resident::detail {
 inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
   RESIDENT_EXPECTS(a == 0 || b <= std::numeric_limits<std::size_t>::max() / a,
                    std::string(what) + " overflows std::size_t (" + std::to_string(a) + " x " +
-                       std::to_string(b) + "); the shape is too large for this platform");
+                       std::to_string(b) +
+                       "); the shape, or the batch size under Remainder::pad (which stores every "
+                       "batch full), is too "
+                       "large for this platform; use smaller ones");
   return a * b;
 }
 
@@ -22,8 +25,16 @@ inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
 inline std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
   RESIDENT_EXPECTS(b <= std::numeric_limits<std::size_t>::max() - a,
                    std::string(what) + " overflows std::size_t (" + std::to_string(a) + " + " +
-                       std::to_string(b) + "); the shape is too large for this platform");
+                       std::to_string(b) +
+                       "); the shape, or the batch size under Remainder::pad (which stores every "
+                       "batch full), is too "
+                       "large for this platform; use smaller ones");
   return a + b;
+}
+
+/// @brief `ceil(a / b)` for `b > 0`, without the `a + b - 1` that could overflow.
+constexpr std::size_t ceil_div(std::size_t a, std::size_t b) noexcept {
+  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 /// @brief Rounds `value` up to a multiple of `alignment` (a power of two), overflow-checked.

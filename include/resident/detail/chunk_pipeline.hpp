@@ -17,7 +17,9 @@ namespace resident::detail {
 ///
 /// `load(position)` runs on the producer thread; an exception it throws stops the pass and is
 /// rethrown, as it was thrown, by the reader's next `acquire` of that position or a later one,
-/// so that a failing file or device surfaces as its own typed error, never as a hang.
+/// so that a failing file or device surfaces as its own typed error, never as a hang. It is
+/// rethrown once: the pass is then over (`can_reach` is false), so that the reader's next
+/// batch starts a new pass instead of meeting the stale error again.
 class ChunkPipeline {
  public:
   using Load = std::function<void(std::size_t position)>;
@@ -35,6 +37,7 @@ class ChunkPipeline {
     count_ = count;
     depth_ = depth;
     error_ = nullptr;
+    failed_ = false;
     stopping_ = false;
     load_ = std::move(load);
     producer_ = std::thread([this] { produce(); });
@@ -52,7 +55,7 @@ class ChunkPipeline {
 
   /// Whether `position` is one the running pass can still deliver (not behind the held one).
   [[nodiscard]] bool can_reach(std::size_t position) const noexcept {
-    return producer_.joinable() && position >= held_ && position < count_;
+    return producer_.joinable() && !failed_ && position >= held_ && position < count_;
   }
 
   /// @brief Lets the producer run up to `position + depth` and waits until `position` is
@@ -66,7 +69,9 @@ class ChunkPipeline {
     held_ = position;
     changed_.notify_all();
     changed_.wait(lock, [&] { return next_ > position || error_ != nullptr; });
-    if (next_ <= position) std::rethrow_exception(error_);
+    if (next_ > position) return;
+    failed_ = true;
+    std::rethrow_exception(error_);
   }
 
  private:
@@ -104,6 +109,7 @@ class ChunkPipeline {
   std::size_t count_ = 0;  // end of the order
   std::size_t depth_ = 0;
   std::exception_ptr error_;
+  bool failed_ = false;  // the reader has been given error_: the pass delivers nothing more
   bool stopping_ = false;
 };
 

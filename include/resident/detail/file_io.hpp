@@ -161,6 +161,9 @@ struct ByteSpan {
   std::size_t size = 0;
 };
 
+/// The start of the names of the temporaries `replace_file` makes for this process.
+inline std::string temporary_prefix() { return ".resident-" + std::to_string(::getpid()) + "-"; }
+
 /// @brief Makes `pieces`, one after another, the whole content of the file at `path`: written
 /// to a temporary file in the same folder, synced, then renamed over the path. Readers of the
 /// old file (a mapping `npy::load` made, say) keep its data, and a crash mid-way leaves the old
@@ -188,8 +191,10 @@ inline void replace_file(const std::string& path, std::initializer_list<ByteSpan
                 ", not a regular file, and would be replaced or block; pass the path of a "
                 "regular file to write or create");
 
-  // A temporary named after the target, created exclusively (never someone else's file),
-  // 0666 so that the umask applies as it would to the file itself.
+  // A temporary in the target's folder (a rename never crosses file systems), created
+  // exclusively (never someone else's file), 0666 so that the umask applies as it would to the
+  // file itself. Its name is short, not the target's name with a suffix: a target whose name
+  // is near NAME_MAX must still be writable.
   struct Temporary {
     std::string name;
     int fd = -1;
@@ -200,9 +205,10 @@ inline void replace_file(const std::string& path, std::initializer_list<ByteSpan
     }
   } temporary;
   static std::atomic<unsigned long> serial{0};
+  const std::string folder = target.substr(0, target.rfind('/') + 1);  // "" for the working one
   for (;;) {
     const std::string name =
-        target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial.fetch_add(1));
+        folder + temporary_prefix() + std::to_string(serial.fetch_add(1)) + ".tmp";
     temporary.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (temporary.fd >= 0) {
       temporary.name = name;

@@ -104,7 +104,7 @@ RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
                                     const std::array<std::size_t, Fields>& element_bytes,
                                     std::size_t depth) {
   RESIDENT_EXPECTS(depth > 0, "DatasetOptions::ring_depth is 0; use at least 1 (default 2)");
-  const std::size_t rows = layout.geometry.max_batch_rows();
+  const std::size_t rows = layout.geometry.largest_batch_rows();
   RingLayout<Fields> ring;
   std::size_t end = 0;
   for (std::size_t field = 0; field < Fields; ++field) {

@@ -56,16 +56,27 @@ struct ShardGeometry {
   std::size_t lanes = 1;         ///< Ranks that share the order (replicated: the world size).
   std::size_t lane = 0;          ///< This rank's lane.
   bool pad_from_source_start = false;  ///< No own rows: padding repeats the caller's first rows.
+  /// The last batch is short or padded on some rank (decided from figures all ranks share):
+  /// every shuffled epoch serves it last, so that all ranks' steps have the same sizes
+  /// whatever else (chunking, preloading or streaming) differs between them.
+  bool short_last = false;
 
   /// Rows of batch `j`.
   [[nodiscard]] constexpr std::size_t rows_of(std::size_t j) const noexcept {
     return j + 1 == batches ? tail_rows : batch_size;
   }
-
-  /// Rows of the largest batch: what one batch of a gathering ring must hold. A batch size
+  /// Rows of the largest batch (0 without batches): what a ring slot must hold. A batch size
   /// above the rows gives one batch of the rows there are (but under `pad`).
-  [[nodiscard]] constexpr std::size_t max_batch_rows() const noexcept {
-    return batches == 0 ? 0 : batches == 1 ? tail_rows : batch_size;
+  [[nodiscard]] constexpr std::size_t largest_batch_rows() const noexcept {
+    return batches > 1 ? batch_size : tail_rows;
+  }
+  /// Rows of all batches of one lane together (at most the stored rows).
+  [[nodiscard]] constexpr std::size_t served_rows() const noexcept {
+    return batches == 0 ? 0 : (batches - 1) * batch_size + tail_rows;
+  }
+  /// Batches a shuffle permutes: all but a `short_last` batch, which stays last.
+  [[nodiscard]] constexpr std::size_t shuffled_batches() const noexcept {
+    return batches - (short_last ? 1 : 0);
   }
 
   /// @brief Batch `j` (< `batches`) of lane `lane_index`. Every round but a short last one
@@ -92,15 +103,17 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   const std::size_t b = options.batch_size;
   ShardGeometry geometry;
   geometry.batch_size = b;
-  const std::size_t longest_part = rows / world + (rows % world != 0 ? 1 : 0);
+  const std::size_t longest_part = ceil_div(rows, world);
   // floor(floor(n / w) / b) == floor(n / (w b)) and likewise for ceil: no product to overflow.
-  geometry.batches = options.remainder == Remainder::drop
-                         ? rows / world / b
-                         : longest_part / b + (longest_part % b != 0 ? 1 : 0);
+  geometry.batches =
+      options.remainder == Remainder::drop ? rows / world / b : ceil_div(longest_part, b);
   geometry.tail_rows = options.remainder == Remainder::partial && geometry.batches != 0
                            ? longest_part - (geometry.batches - 1) * b
                            : b;
   if (geometry.batches == 0) geometry.tail_rows = 0;
+  // Every rank's last batch is full exactly when n is a multiple of world * b, in both modes.
+  geometry.short_last = options.remainder != Remainder::drop && geometry.batches != 0 &&
+                        (rows % world != 0 || rows / world % b != 0);
 
   if (options.sharding == Sharding::replicated) {
     geometry.order_rows = rows;

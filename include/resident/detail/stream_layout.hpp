@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <string>
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/checked_math.hpp"
@@ -22,10 +23,10 @@ inline constexpr std::size_t default_chunk_target_bytes = std::size_t{64} << 20;
 /// field `f` of the chunk's local batch `l` starts at `offsets[f] + l * batch_size * row_bytes`.
 template <std::size_t Fields>
 struct StreamLayout {
-  std::size_t chunk_batches = 0;              ///< Batches per chunk (the last may have fewer).
-  std::size_t chunks = 0;                     ///< Chunks per epoch.
-  std::size_t ring_chunks = 0;                ///< Slots of the ring.
-  std::size_t prefetch_chunks = 0;            ///< Chunks loaded ahead of the one being read.
+  std::size_t chunk_batches = 0;    ///< Batches per chunk (the last may have fewer).
+  std::size_t chunks = 0;           ///< Chunks per epoch.
+  std::size_t ring_chunks = 0;      ///< Slots of the ring (at most `chunks`, at least 1).
+  std::size_t prefetch_chunks = 0;  ///< Chunks loaded ahead of the one read (< `ring_chunks`).
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
   std::size_t total_bytes = 0;                ///< Bytes of the ring: the one allocation.
@@ -36,48 +37,95 @@ struct StreamLayout {
   }
 };
 
+/// @brief Why `options` can never stream (expected, found, what to do), or empty when they can.
+inline std::string stream_options_problem(const StreamOptions& options) {
+  if (options.prefetch_chunks == 0)
+    return "StreamOptions::prefetch_chunks is 0; use at least 1 (default 2)";
+  if (options.ring_chunks <= options.prefetch_chunks)
+    return "StreamOptions::ring_chunks (" + std::to_string(options.ring_chunks) +
+           ") must exceed prefetch_chunks (" + std::to_string(options.prefetch_chunks) +
+           "): one slot is read while the others load; use e.g. 4 and 2";
+  return {};
+}
+
 /// @brief Checks the streaming options that can never work.
+/// @throws InvalidArgument saying what is wrong with them.
 inline void check_stream_options(const StreamOptions& options) {
-  RESIDENT_EXPECTS(options.prefetch_chunks >= 1,
-                   "StreamOptions::prefetch_chunks is 0; use at least 1 (default 2)");
-  RESIDENT_EXPECTS(options.ring_chunks > options.prefetch_chunks,
-                   "StreamOptions::ring_chunks (" + std::to_string(options.ring_chunks) +
-                       ") must exceed prefetch_chunks (" + std::to_string(options.prefetch_chunks) +
-                       "): one slot is read while the others load; use e.g. 4 and 2");
+  const std::string problem = stream_options_problem(options);
+  RESIDENT_EXPECTS(problem.empty(), problem);
+}
+
+/// @brief What to do when the streaming ring of `options` does not fit.
+inline std::string stream_ring_advice(const DatasetOptions& options) {
+  if (options.shard.world_size > 1 && options.streaming.chunk_batches == 0)
+    return "set StreamOptions::chunk_batches explicitly, to the same value on every rank (a "
+           "sharded job's automatic chunks are sized from what all ranks share, never from one "
+           "rank's free memory), free memory, or lower the reserve";
+  return "use fewer or smaller chunks (StreamOptions::ring_chunks, chunk_batches), free memory, "
+         "or lower the reserve";
+}
+
+/// Bytes of `rows` rows of every field, each field's base aligned as in a slot; their offsets.
+template <std::size_t Fields>
+std::size_t slot_extent(const DatasetLayout<Fields>& layout, std::size_t rows,
+                        std::array<std::size_t, Fields>& offsets) {
+  std::size_t end = 0;
+  for (std::size_t field = 0; field < Fields; ++field) {
+    offsets[field] = checked_align_up(end, field_alignment, "chunk size");
+    end = checked_add(offsets[field], checked_mul(rows, layout.row_bytes[field], "chunk size"),
+                      "chunk size");
+  }
+  return checked_align_up(end, field_alignment, "chunk size");
+}
+
+/// @brief Batches per chunk when `StreamOptions::chunk_batches` is 0: about
+/// `default_chunk_target_bytes`, and for a single rank at most `1 / ring_chunks` of `usable`.
+/// The batches are then spread evenly over the chunks that takes, so that the last chunk is
+/// not a sliver in a slot of its own.
+///
+/// A sharded job's ranks size their chunks from what they all share (the layout and the
+/// target), never from their own free memory: replicated ranks deal one global batch order
+/// out, and a shuffled order depends on the chunk count.
+template <std::size_t Fields>
+std::size_t automatic_chunk_batches(const DatasetLayout<Fields>& layout,
+                                    const DatasetOptions& options, std::size_t usable) {
+  const ShardGeometry& geometry = layout.geometry;
+  std::array<std::size_t, Fields> offsets{};
+  const std::size_t batch_bytes = slot_extent(layout, geometry.largest_batch_rows(), offsets);
+  std::size_t target = default_chunk_target_bytes;
+  if (options.shard.world_size == 1)
+    target = std::min(target, usable / options.streaming.ring_chunks);
+  const std::size_t per_chunk =
+      std::max<std::size_t>(1, target / std::max<std::size_t>(batch_bytes, 1));
+  const std::size_t chunks = ceil_div(geometry.batches, per_chunk);
+  return chunks == 0 ? 1 : ceil_div(geometry.batches, chunks);
 }
 
 /// @brief The chunking of the batches `layout` serves under `options`, with `usable` bytes of
-/// the space available (for an automatic chunk size). Overflow-checked.
+/// the space available (for an automatic chunk size on a single rank). The ring never holds
+/// more than the data: with fewer chunks than `ring_chunks` each chunk has a slot of its own
+/// (loaded once per pass), and a lone chunk's slot holds just its rows. Overflow-checked.
+/// @throws InvalidArgument for invalid `StreamOptions` or byte overflow.
 template <std::size_t Fields>
 StreamLayout<Fields> make_stream_layout(const DatasetLayout<Fields>& layout,
-                                        const StreamOptions& options, std::size_t usable) {
-  check_stream_options(options);
-  const std::size_t batch_size = layout.geometry.batch_size;
-  std::size_t batch_bytes = 0;  // one batch of every field, each field aligned
-  for (std::size_t field = 0; field < Fields; ++field)
-    batch_bytes = checked_align_up(
-        checked_add(batch_bytes, checked_mul(batch_size, layout.row_bytes[field], "chunk size"),
-                    "chunk size"),
-        field_alignment, "chunk size");
+                                        const DatasetOptions& options, std::size_t usable) {
+  check_stream_options(options.streaming);
+  const ShardGeometry& geometry = layout.geometry;
+  const std::size_t batches = geometry.batches;
   StreamLayout<Fields> stream;
-  stream.ring_chunks = options.ring_chunks;
-  stream.prefetch_chunks = options.prefetch_chunks;
-  stream.chunk_batches = options.chunk_batches;
-  if (stream.chunk_batches == 0) {
-    const std::size_t target = std::min(default_chunk_target_bytes, usable / options.ring_chunks);
-    stream.chunk_batches = std::max<std::size_t>(1, target / std::max<std::size_t>(batch_bytes, 1));
-  }
-  const std::size_t batches = layout.geometry.batches;
+  stream.chunk_batches = options.streaming.chunk_batches != 0
+                             ? options.streaming.chunk_batches
+                             : automatic_chunk_batches(layout, options, usable);
   stream.chunk_batches = std::max<std::size_t>(1, std::min(stream.chunk_batches, batches));
-  stream.chunks = batches / stream.chunk_batches + (batches % stream.chunk_batches != 0 ? 1 : 0);
-  const std::size_t chunk_rows = checked_mul(stream.chunk_batches, batch_size, "chunk size");
-  std::size_t end = 0;
-  for (std::size_t field = 0; field < Fields; ++field) {
-    stream.offsets[field] = checked_align_up(end, field_alignment, "chunk size");
-    end = checked_add(stream.offsets[field],
-                      checked_mul(chunk_rows, layout.row_bytes[field], "chunk size"), "chunk size");
-  }
-  stream.slot_bytes = batches == 0 ? 0 : checked_align_up(end, field_alignment, "chunk size");
+  stream.chunks = ceil_div(batches, stream.chunk_batches);
+  stream.ring_chunks =
+      std::min(options.streaming.ring_chunks, std::max<std::size_t>(stream.chunks, 1));
+  // Never more chunks ahead than there are other slots (none beside a lone chunk).
+  stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.ring_chunks - 1);
+  const std::size_t slot_rows =
+      stream.chunks > 1 ? checked_mul(stream.chunk_batches, geometry.batch_size, "chunk size")
+                        : geometry.served_rows();
+  stream.slot_bytes = batches == 0 ? 0 : slot_extent(layout, slot_rows, stream.offsets);
   stream.total_bytes = checked_mul(stream.slot_bytes, stream.ring_chunks, "stream ring size");
   return stream;
 }
