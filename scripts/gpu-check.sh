@@ -78,7 +78,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.l
   --format=csv >"$out/gpu.csv" 2>&1 || echo "nvidia-smi unavailable" >"$out/gpu.csv"
 run_tests() {
   "$build/tests/resident_tests" && "$build/tests/resident_cuda_tests" &&
-    "$build/tests/resident_device_loss"
+    "$build/tests/resident_device_loss" &&
+    timeout 300 "$build/tests/resident_adversarial"  # misuse: a hang must fail, not stall
 }
 step tests run_tests
 step quickstart "$build/examples/quickstart" --space cuda
