@@ -139,42 +139,45 @@ TYPED_TEST(Lifetimes, EpochsOfAMovedFromDatasetSayMovedFrom) {
   }
 }
 
-TYPED_TEST(Lifetimes, EpochsOfBothSidesOfAMoveAssignmentThrow) {
+/// For every shuffle: datasets `a` (100 rows) and `b` (37 rows) with an epoch each; `change(a, b)`
+/// must end both epochs, then `after(a, labels_of_b)` checks what `a` holds now.
+template <class Space, class Change, class After>
+void expect_change_ends_both_epochs(const Space& space, Change change, After after) {
   const LabelledRows rows_a(100, 3);
   const LabelledRows rows_b(37, 3);
-  for (const Shuffle shuffle : shuffles<TypeParam>()) {
+  for (const Shuffle shuffle : shuffles<Space>()) {
     SCOPED_TRACE(static_cast<int>(shuffle));
-    Preloaded<TypeParam> a(this->space_, small_batches(), rows_a.x(), rows_a.y());
-    Preloaded<TypeParam> b(this->space_, small_batches(), rows_b.x(), rows_b.y());
+    Preloaded<Space> a(space, small_batches(), rows_a.x(), rows_a.y());
+    Preloaded<Space> b(space, small_batches(), rows_b.x(), rows_b.y());
     auto epoch_a = a.epoch({5, 2, shuffle});
     auto epoch_b = b.epoch({5, 2, shuffle});
-    a = std::move(b);
+    const auto labels_b = first_labels(b, epoch_b);
+    change(a, b);
     expect_every_use_refused(epoch_a, changed_since);
     expect_every_use_refused(epoch_b, changed_since);
     auto fresh = a.epoch({5, 2, shuffle});
     EXPECT_EQ(fresh.size(), 5U);  // 37 rows in batches of 8: a holds b's data now
+    EXPECT_EQ(first_labels(a, fresh), labels_b);
+    after(a, b, fresh);
   }
 }
 
+TYPED_TEST(Lifetimes, EpochsOfBothSidesOfAMoveAssignmentThrow) {
+  expect_change_ends_both_epochs(
+      this->space_, [](auto& a, auto& b) { a = std::move(b); }, [](auto&, auto&, auto&) {});
+}
+
 TYPED_TEST(Lifetimes, EpochsOfSwappedDatasetsThrow) {
-  const LabelledRows rows_a(100, 3);
-  const LabelledRows rows_b(37, 3);
-  for (const Shuffle shuffle : shuffles<TypeParam>()) {
-    SCOPED_TRACE(static_cast<int>(shuffle));
-    Preloaded<TypeParam> a(this->space_, small_batches(), rows_a.x(), rows_a.y());
-    Preloaded<TypeParam> b(this->space_, small_batches(), rows_b.x(), rows_b.y());
-    auto epoch_a = a.epoch({5, 2, shuffle});
-    auto epoch_b = b.epoch({5, 2, shuffle});
-    const auto labels_b = first_labels(b, epoch_b);
-    using std::swap;
-    swap(a, b);
-    expect_every_use_refused(epoch_a, changed_since);
-    expect_every_use_refused(epoch_b, changed_since);
-    auto fresh = a.epoch({5, 2, shuffle});
-    EXPECT_EQ(first_labels(a, fresh), labels_b);  // a serves b's rows now, correctly
-    a.swap(b);                                    // the member swap too
-    expect_every_use_refused(fresh, changed_since);
-  }
+  expect_change_ends_both_epochs(
+      this->space_,
+      [](auto& a, auto& b) {
+        using std::swap;
+        swap(a, b);
+      },
+      [](auto& a, auto& b, auto& fresh) {
+        a.swap(b);  // the member swap too
+        expect_every_use_refused(fresh, changed_since);
+      });
 }
 
 TYPED_TEST(Lifetimes, EpochsThatOutliveTheirDatasetThrow) {
