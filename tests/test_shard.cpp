@@ -478,6 +478,7 @@ TEST(ShardedStreaming, RanksWithDifferentMemoryTakeTheSameSteps) {
     for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
       for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
         std::vector<resident::StreamingDataset<HostSpace, std::int64_t>> ranks;
+        ranks.reserve(2);
         for (int rank = 0; rank < 2; ++rank)
           ranks.emplace_back(budgets[static_cast<std::size_t>(rank)],
                              streamed_rank(remainder, sharding, rank), tensor);
@@ -487,6 +488,7 @@ TEST(ShardedStreaming, RanksWithDifferentMemoryTakeTheSameSteps) {
                        resident::remainder_name(remainder) + ", " +
                        resident::testing::shuffle_name(shuffle));
           std::vector<Steps> steps;
+          steps.reserve(ranks.size());
           for (auto& ds : ranks) steps.push_back(record_steps(ds, {3, 1, shuffle}));
           expect_same_steps(steps, 10);
           if (sharding == Sharding::replicated) expect_one_global_order(steps, 10, n, remainder);

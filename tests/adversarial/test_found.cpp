@@ -92,7 +92,7 @@ TEST(BatchAboveRows, TheStreamingRingHoldsTheRowsThereAreNotTheBatchSize) {
   const DatasetOptions options = no_reserve(1000);
   const HostSpace space = budget(std::size_t{32} << 10);
   const resident::Plan plan = resident::plan(space, options, rows.x(), rows.y());
-  const std::size_t slot = aligned(10 * 12) + aligned(10 * 4);
+  const std::size_t slot = aligned(std::size_t{10} * 12) + aligned(std::size_t{10} * 4);
   EXPECT_LE(plan.stream_ring_bytes, options.streaming.ring_chunks * slot)
       << "plan() says the streaming ring of 10 rows takes " << plan.stream_ring_bytes << " B";
   try {
@@ -270,8 +270,8 @@ TEST(DLPackEdges, AMovedFromDatasetIsNamedAsSuch) {
 TEST(ConversionFit, AChannelLayoutThatDoesNotMatchTheRowsIsRefused) {
   const LabelledRows rows(8, 12);
   DeviceDataset ds(budget(), no_reserve(4), rows.x(), rows.y());
-  const auto normalize =
-      resident::Normalize::mean_std({0.5f, 0.25f, 0.125f}, {1.0f, 2.0f, 4.0f}, 32 * 32);
+  const auto normalize = resident::Normalize::mean_std({0.5f, 0.25f, 0.125f}, {1.0f, 2.0f, 4.0f},
+                                                       std::size_t{32} * 32);
   const auto convert_all = [&] {
     auto epoch = ds.epoch({0, 0, Shuffle::none}, resident::convert<0>(normalize));
     (void)epoch.batch(0);
