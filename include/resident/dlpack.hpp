@@ -50,8 +50,8 @@ constexpr DLDataType dlpack_dtype() noexcept {
   using U = std::remove_cv_t<T>;
   constexpr auto bits = static_cast<std::uint8_t>(sizeof(U) * 8);
   if constexpr (std::is_same_v<U, bool>) {
-#if defined(DLPACK_VERSION) && DLPACK_VERSION >= 80
-    return {kDLBool, 8, 1};
+#if RESIDENT_DLPACK_VERSIONED || (defined(DLPACK_VERSION) && DLPACK_VERSION >= 80)
+    return {kDLBool, 8, 1};  // 1.0 dropped DLPACK_VERSION for DLPACK_MAJOR/MINOR_VERSION
 #else
     return {kDLUInt, 8, 1};  // DLPack before 0.8 has no bool code
 #endif
