@@ -80,18 +80,23 @@ __global__ void sgd_momentum(float* parameters, float* velocity, const float* gr
 }
 
 template <class T>
-T* device_array(std::size_t count) {
+DeviceArray<T> device_array(std::size_t count) {
   void* pointer = nullptr;
   RESIDENT_CUDA_TRY(cudaMalloc(&pointer, count * sizeof(T)));
-  return static_cast<T*>(pointer);
+  return DeviceArray<T>(static_cast<T*>(pointer));
+}
+
+cublasHandle_t create_blas() {
+  cublasHandle_t handle = nullptr;
+  check_blas(cublasCreate(&handle), "cublasCreate");
+  return handle;
 }
 
 }  // namespace
 
 CudaMlp::CudaMlp(const MlpShape& shape, std::uint64_t seed, cudaStream_t stream)
-    : shape_(shape), stream_(stream) {
-  check_blas(cublasCreate(&blas_), "cublasCreate");
-  check_blas(cublasSetStream(blas_, stream_), "cublasSetStream");
+    : shape_(shape), stream_(stream), blas_(create_blas()) {
+  check_blas(cublasSetStream(blas_.get(), stream_), "cublasSetStream");
   const std::size_t count = shape.parameters();
   parameters_ = device_array<float>(count);
   velocity_ = device_array<float>(count);
@@ -101,22 +106,14 @@ CudaMlp::CudaMlp(const MlpShape& shape, std::uint64_t seed, cudaStream_t stream)
   hidden_gradient_ = device_array<float>(shape.batch * shape.hidden);
   totals_ = device_array<double>(3);
   const std::vector<float> initial = initial_parameters(shape, seed);
-  RESIDENT_CUDA_TRY(cudaMemcpyAsync(parameters_, initial.data(), count * sizeof(float),
+  RESIDENT_CUDA_TRY(cudaMemcpyAsync(parameters_.get(), initial.data(), count * sizeof(float),
                                     cudaMemcpyHostToDevice, stream_));
-  RESIDENT_CUDA_TRY(cudaMemsetAsync(velocity_, 0, count * sizeof(float), stream_));
-  RESIDENT_CUDA_TRY(cudaMemsetAsync(totals_, 0, 3 * sizeof(double), stream_));
+  RESIDENT_CUDA_TRY(cudaMemsetAsync(velocity_.get(), 0, count * sizeof(float), stream_));
+  RESIDENT_CUDA_TRY(cudaMemsetAsync(totals_.get(), 0, 3 * sizeof(double), stream_));
   RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_));  // `initial` leaves scope
 }
 
-CudaMlp::~CudaMlp() {
-  (void)cudaStreamSynchronize(stream_);
-  for (void* pointer :
-       {static_cast<void*>(parameters_), static_cast<void*>(velocity_),
-        static_cast<void*>(gradient_), static_cast<void*>(hidden_), static_cast<void*>(logits_),
-        static_cast<void*>(hidden_gradient_), static_cast<void*>(totals_)})
-    (void)cudaFree(pointer);
-  if (blas_ != nullptr) (void)cublasDestroy(blas_);
-}
+CudaMlp::~CudaMlp() { (void)cudaStreamSynchronize(stream_); }
 
 void CudaMlp::gemm(bool transpose_a, bool transpose_b, std::size_t m, std::size_t n, std::size_t k,
                    const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
@@ -124,7 +121,7 @@ void CudaMlp::gemm(bool transpose_a, bool transpose_b, std::size_t m, std::size_
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major matrix
   // is its own transpose read column-major: swap the operands, keep the flags.
   const float one = 1.0f, zero = 0.0f;
-  check_blas(cublasSgemm(blas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+  check_blas(cublasSgemm(blas_.get(), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                          transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
                          static_cast<int>(m), static_cast<int>(k), &one, b, static_cast<int>(ldb),
                          a, static_cast<int>(lda), &zero, c, static_cast<int>(ldc)),
@@ -133,17 +130,20 @@ void CudaMlp::gemm(bool transpose_a, bool transpose_b, std::size_t m, std::size_
 
 void CudaMlp::forward(const float* x, std::size_t rows) {
   const auto& s = shape_;
-  gemm(false, false, rows, s.hidden, s.inputs, x, s.inputs, parameters_ + s.w1(), s.hidden, hidden_,
-       s.hidden);
-  bias_relu<<<blocks(rows * s.hidden), 256, 0, stream_>>>(hidden_, parameters_ + s.b1(), rows,
-                                                          s.hidden);
-  gemm(false, false, rows, s.classes, s.hidden, hidden_, s.hidden, parameters_ + s.w2(), s.classes,
-       logits_, s.classes);
+  gemm(false, false, rows, s.hidden, s.inputs, x, s.inputs, parameters_.get() + s.w1(), s.hidden,
+       hidden_.get(), s.hidden);
+  bias_relu<<<blocks(rows * s.hidden), 256, 0, stream_>>>(hidden_.get(), parameters_.get() + s.b1(),
+                                                          rows, s.hidden);
+  RESIDENT_CUDA_TRY(cudaGetLastError());  // each launch checked where it happens
+  gemm(false, false, rows, s.classes, s.hidden, hidden_.get(), s.hidden, parameters_.get() + s.w2(),
+       s.classes, logits_.get(), s.classes);
 }
 
 void CudaMlp::loss(const std::int32_t* y, std::size_t rows, std::size_t valid, bool gradient) {
   softmax_cross_entropy<<<blocks(rows, 128), 128, 0, stream_>>>(
-      logits_, parameters_ + shape_.b2(), y, rows, valid, shape_.classes, gradient, totals_);
+      logits_.get(), parameters_.get() + shape_.b2(), y, rows, valid, shape_.classes, gradient,
+      totals_.get());
+  RESIDENT_CUDA_TRY(cudaGetLastError());
 }
 
 void CudaMlp::train_step(const float* x, const std::int32_t* y, std::size_t rows, std::size_t valid,
@@ -151,39 +151,43 @@ void CudaMlp::train_step(const float* x, const std::int32_t* y, std::size_t rows
   const auto& s = shape_;
   forward(x, rows);
   loss(y, rows, valid, true);
-  gemm(true, false, s.hidden, s.classes, rows, hidden_, s.hidden, logits_, s.classes,
-       gradient_ + s.w2(), s.classes);
-  gemm(false, true, rows, s.hidden, s.classes, logits_, s.classes, parameters_ + s.w2(), s.classes,
-       hidden_gradient_, s.hidden);
-  relu_mask<<<blocks(rows * s.hidden), 256, 0, stream_>>>(hidden_gradient_, hidden_,
+  gemm(true, false, s.hidden, s.classes, rows, hidden_.get(), s.hidden, logits_.get(), s.classes,
+       gradient_.get() + s.w2(), s.classes);
+  gemm(false, true, rows, s.hidden, s.classes, logits_.get(), s.classes, parameters_.get() + s.w2(),
+       s.classes, hidden_gradient_.get(), s.hidden);
+  relu_mask<<<blocks(rows * s.hidden), 256, 0, stream_>>>(hidden_gradient_.get(), hidden_.get(),
                                                           rows * s.hidden);
-  gemm(true, false, s.inputs, s.hidden, rows, x, s.inputs, hidden_gradient_, s.hidden,
-       gradient_ + s.w1(), s.hidden);
-  column_sums<<<blocks(s.hidden), 256, 0, stream_>>>(hidden_gradient_, rows, s.hidden,
-                                                     gradient_ + s.b1());
-  column_sums<<<blocks(s.classes), 256, 0, stream_>>>(logits_, rows, s.classes, gradient_ + s.b2());
-  sgd_momentum<<<blocks(s.parameters()), 256, 0, stream_>>>(parameters_, velocity_, gradient_,
-                                                            s.parameters(), rate, momentum);
+  RESIDENT_CUDA_TRY(cudaGetLastError());
+  gemm(true, false, s.inputs, s.hidden, rows, x, s.inputs, hidden_gradient_.get(), s.hidden,
+       gradient_.get() + s.w1(), s.hidden);
+  column_sums<<<blocks(s.hidden), 256, 0, stream_>>>(hidden_gradient_.get(), rows, s.hidden,
+                                                     gradient_.get() + s.b1());
+  RESIDENT_CUDA_TRY(cudaGetLastError());
+  column_sums<<<blocks(s.classes), 256, 0, stream_>>>(logits_.get(), rows, s.classes,
+                                                      gradient_.get() + s.b2());
+  RESIDENT_CUDA_TRY(cudaGetLastError());
+  sgd_momentum<<<blocks(s.parameters()), 256, 0, stream_>>>(
+      parameters_.get(), velocity_.get(), gradient_.get(), s.parameters(), rate, momentum);
   RESIDENT_CUDA_TRY(cudaGetLastError());
 }
 
 void CudaMlp::evaluate(const float* x, const std::int32_t* y, std::size_t rows, std::size_t valid) {
   forward(x, rows);
   loss(y, rows, valid, false);
-  RESIDENT_CUDA_TRY(cudaGetLastError());
 }
 
 Totals CudaMlp::take_totals() {
   double host[3] = {};
-  RESIDENT_CUDA_TRY(cudaMemcpyAsync(host, totals_, sizeof(host), cudaMemcpyDeviceToHost, stream_));
-  RESIDENT_CUDA_TRY(cudaMemsetAsync(totals_, 0, sizeof(host), stream_));
+  RESIDENT_CUDA_TRY(
+      cudaMemcpyAsync(host, totals_.get(), sizeof(host), cudaMemcpyDeviceToHost, stream_));
+  RESIDENT_CUDA_TRY(cudaMemsetAsync(totals_.get(), 0, sizeof(host), stream_));
   RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_));
   return {host[0], host[1], host[2]};
 }
 
 std::vector<float> CudaMlp::parameters() const {
   std::vector<float> host(shape_.parameters());
-  RESIDENT_CUDA_TRY(cudaMemcpyAsync(host.data(), parameters_, host.size() * sizeof(float),
+  RESIDENT_CUDA_TRY(cudaMemcpyAsync(host.data(), parameters_.get(), host.size() * sizeof(float),
                                     cudaMemcpyDeviceToHost, stream_));
   RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_));
   return host;

@@ -12,16 +12,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "mlp.hpp"
 
 namespace examples {
 
+// Owners of the model's cuBLAS handle and device buffers: a constructor that fails half-way
+// releases what it made.
+struct DestroyBlas {
+  void operator()(cublasHandle_t handle) const noexcept { (void)cublasDestroy(handle); }
+};
+struct FreeDevice {
+  void operator()(void* memory) const noexcept { (void)cudaFree(memory); }
+};
+template <class T>
+using DeviceArray = std::unique_ptr<T[], FreeDevice>;
+
 class CudaMlp {
  public:
   CudaMlp(const MlpShape& shape, std::uint64_t seed, cudaStream_t stream);
-  ~CudaMlp();
+  ~CudaMlp();  // waits for the stream, so that no kernel still uses the buffers
   CudaMlp(const CudaMlp&) = delete;
   CudaMlp& operator=(const CudaMlp&) = delete;
 
@@ -45,14 +57,9 @@ class CudaMlp {
 
   MlpShape shape_;
   cudaStream_t stream_;
-  cublasHandle_t blas_ = nullptr;
-  float* parameters_ = nullptr;
-  float* velocity_ = nullptr;
-  float* gradient_ = nullptr;
-  float* hidden_ = nullptr;
-  float* logits_ = nullptr;
-  float* hidden_gradient_ = nullptr;
-  double* totals_ = nullptr;  // loss, correct, rows
+  std::unique_ptr<cublasContext, DestroyBlas> blas_;
+  DeviceArray<float> parameters_, velocity_, gradient_, hidden_, logits_, hidden_gradient_;
+  DeviceArray<double> totals_;  // loss, correct, rows
 };
 
 }  // namespace examples

@@ -293,7 +293,13 @@ int run(const Arguments& args) {
 #if defined(__CUDACC__) && RESIDENT_HAS_CUDA
   const bool cuda =
       args.space == "cuda" || (args.space == "auto" && resident::CudaSpace::device_count() > 0);
-  if (cuda) return train(resident::CudaSpace::for_shard(shard), shard, args);
+  if (cuda) {
+    const resident::CudaSpace space = resident::CudaSpace::for_shard(shard);
+    // The example's own buffers and kernels (DeviceBuffers) go to the current device: make it
+    // the rank's, where the datasets live.
+    RESIDENT_CUDA_TRY(cudaSetDevice(space.device_id()));
+    return train(space, shard, args);
+  }
 #else
   if (args.space == "cuda")
     throw resident::InvalidArgument(

@@ -27,6 +27,7 @@
 #include "synthetic.hpp"
 #if defined(__CUDACC__) && RESIDENT_HAS_CUDA
 #include "mlp_cuda.hpp"
+#include "resident/detail/cuda_resources.hpp"
 #endif
 
 namespace {
@@ -69,11 +70,6 @@ class HostStepTimer {
 class CudaStepTimer {
  public:
   explicit CudaStepTimer(cudaStream_t stream) : stream_(stream) {}
-  ~CudaStepTimer() {
-    for (cudaEvent_t event : events_) (void)cudaEventDestroy(event);
-  }
-  CudaStepTimer(const CudaStepTimer&) = delete;
-  CudaStepTimer& operator=(const CudaStepTimer&) = delete;
   void before_batch() { record(); }
   void after_batch() { record(); }
   void after_step() { record(); }
@@ -82,8 +78,8 @@ class CudaStepTimer {
     double batch = 0, step = 0;
     for (std::size_t i = 0; i + 2 < used_; i += 3) {
       float obtain = 0, whole = 0;
-      RESIDENT_CUDA_TRY(cudaEventElapsedTime(&obtain, events_[i], events_[i + 1]));
-      RESIDENT_CUDA_TRY(cudaEventElapsedTime(&whole, events_[i], events_[i + 2]));
+      RESIDENT_CUDA_TRY(cudaEventElapsedTime(&obtain, events_[i].get(), events_[i + 1].get()));
+      RESIDENT_CUDA_TRY(cudaEventElapsedTime(&whole, events_[i].get(), events_[i + 2].get()));
       batch += obtain;
       step += whole;
     }
@@ -93,15 +89,12 @@ class CudaStepTimer {
 
  private:
   void record() {
-    if (used_ == events_.size()) {
-      cudaEvent_t event = nullptr;
-      RESIDENT_CUDA_TRY(cudaEventCreate(&event));
-      events_.push_back(event);
-    }
-    RESIDENT_CUDA_TRY(cudaEventRecord(events_[used_++], stream_));
+    if (used_ == events_.size())
+      events_.push_back(resident::detail::create_event(cudaEventDefault));
+    RESIDENT_CUDA_TRY(cudaEventRecord(events_[used_++].get(), stream_));
   }
   cudaStream_t stream_;
-  std::vector<cudaEvent_t> events_;
+  std::vector<resident::detail::CudaEvent> events_;  // with timing
   std::size_t used_ = 0;
 };
 #endif
@@ -175,8 +168,16 @@ int train(const Space& space, const resident::HostTensor<const Feature>& x,
     }
     const examples::Totals trained = model.take_totals();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    for (auto [xb, yb] : test_set.epoch({args.seed, epoch, resident::Shuffle::none}, to_float))
+    // The held-out batches are gathered (converted) on test_set.stream() but read on the
+    // model's stream, train_set.stream(): wait orders the reads after the gather, release
+    // orders the next gather into the slot after the reads (both no-ops on the host).
+    auto held_out = test_set.epoch({args.seed, epoch, resident::Shuffle::none}, to_float);
+    for (std::size_t k = 0; k < held_out.size(); ++k) {
+      const auto [xb, yb] = held_out.batch(k);
+      held_out.wait(k, train_set.stream());
       model.evaluate(xb.data(), yb.data(), xb.rows(), xb.valid_rows());
+      held_out.release(k, train_set.stream());
+    }
     const examples::Totals tested = model.take_totals();
     test_accuracy = 100.0 * tested.correct / std::max(tested.rows, 1.0);
     std::printf(

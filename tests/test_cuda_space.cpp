@@ -35,6 +35,28 @@ TEST(CudaSpace, NamesItsDevice) {
   EXPECT_EQ(CudaSpace{}.default_reserve_bytes(), std::size_t{512} << 20);
 }
 
+// The device scope's policy: switch only to another device; restore the caller's device only
+// where its primary context exists, since restoring one that does not (device 0 on a thread
+// that never used CUDA) would create a context on a GPU the program never asked for.
+TEST(CudaDeviceScope, SwitchesToAnotherDeviceOnly) {
+  using resident::detail::plan_device_switch;
+  for (const bool active : {false, true}) {
+    const auto same = plan_device_switch(1, active, 1);
+    EXPECT_FALSE(same.enter);
+    EXPECT_FALSE(same.restore);
+  }
+  EXPECT_TRUE(plan_device_switch(0, true, 1).enter);
+  EXPECT_TRUE(plan_device_switch(0, false, 1).enter);
+}
+
+TEST(CudaDeviceScope, RestoresOnlyADeviceWhoseContextExists) {
+  using resident::detail::plan_device_switch;
+  EXPECT_TRUE(plan_device_switch(0, true, 1).restore);    // the caller was using device 0
+  EXPECT_FALSE(plan_device_switch(0, false, 1).restore);  // a fresh thread: 0 is only a default
+  EXPECT_TRUE(plan_device_switch(2, true, 0).restore);
+  EXPECT_FALSE(plan_device_switch(2, false, 0).restore);
+}
+
 TEST(CudaSpace, WithoutDeviceEveryUseThrowsAPlainCudaError) {
   if (has_device()) GTEST_SKIP() << "skipped: this machine has a CUDA device";
   const CudaSpace space{0};

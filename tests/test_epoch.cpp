@@ -152,6 +152,10 @@ TEST(Epoch, ANewerGatheringEpochRetiresTheOlderOne) {
   EXPECT_THROW((void)older.batch(0), resident::Error);
 }
 
+TEST(Epoch, WaitAndReleaseOnTheHostCheckTheBatchAndOrderNothing) {
+  resident::testing::check_wait_and_release(HostSpace{});
+}
+
 TEST(Epoch, OutOfRangeNamesTheEpochSize) {
   const auto ids = row_ids(10);
   DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{}, epoch_options(5, Remainder::drop),

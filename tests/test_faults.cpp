@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -442,6 +443,40 @@ TYPED_TEST(Faults, TheFallbackPlanSaysThePreloadWasRefused) {
   check(resident::make_dataset<Space, float, std::int32_t>(this->space_, options, features.path,
                                                            labels.path));
   ASSERT_TRUE(this->space_.injector().fired());
+}
+
+// The rings of CUDA resources (events, streams, pinned buffers) are made by `make_owners`:
+// failing the k-th of n, for every k, must release the k - 1 made before it.
+TEST(MakeOwners, AFailureReleasesEveryOwnerMadeBeforeIt) {
+  struct Release {
+    int* live;
+    void operator()(int* handle) const noexcept {
+      --*live;
+      delete handle;  // NOLINT(cppcoreguidelines-owning-memory): a stand-in for a CUDA handle
+    }
+  };
+  using Owner = std::unique_ptr<int, Release>;
+  constexpr std::size_t count = 5;
+  for (std::size_t fail_at = 1; fail_at <= count + 1; ++fail_at) {
+    SCOPED_TRACE("making owner " + std::to_string(fail_at) + " fails");
+    int live = 0;
+    std::size_t made = 0;
+    try {
+      const auto owners = resident::detail::make_owners(count, [&] {
+        if (++made == fail_at)
+          throw CudaError(2, "cudaEventCreateWithFlags", __FILE__, __LINE__, "injected fault");
+        ++live;
+        return Owner(new int(0), Release{&live});  // NOLINT(cppcoreguidelines-owning-memory)
+      });
+      EXPECT_GT(fail_at, count) << "no fault was injected";
+      EXPECT_EQ(owners.size(), count);
+      EXPECT_EQ(live, static_cast<int>(count));
+    } catch (const CudaError& error) {
+      EXPECT_LE(fail_at, count);
+      EXPECT_EQ(error.code(), 2);
+    }
+    EXPECT_EQ(live, 0);
+  }
 }
 
 }  // namespace

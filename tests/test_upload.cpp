@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -316,11 +317,19 @@ struct StagedCase {
                          if (from != nullptr) std::memcpy(expected.data() + at, from, n);
                        });
   }
-  std::vector<std::byte> run(DeferredTransport& transport, std::size_t chunk) const {
+  // `on_progress` is called with the destination as it is at each report.
+  std::vector<std::byte> run(DeferredTransport& transport, std::size_t chunk,
+                             const std::function<void(const std::vector<std::byte>&,
+                                                      const Progress&)>& on_progress = {}) const {
     std::vector<std::byte> destination(plan.total_bytes, std::byte{0xee});
-    const resident::ProgressCallback none;
+    resident::ProgressCallback callback;
+    if (on_progress)
+      callback = [&](const Progress& progress) {
+        on_progress(destination, progress);
+        return true;
+      };
     resident::detail::staged_upload(transport, destination.data(), plan, chunk, 2,
-                                    resident::detail::ProgressReporter(none, plan.total_bytes));
+                                    resident::detail::ProgressReporter(callback, plan.total_bytes));
     return destination;
   }
 };
@@ -334,6 +343,30 @@ TEST(StagedUpload, NeverRefillsABufferWhoseTransferIsPending) {
       EXPECT_EQ(staged.run(transport, chunk), staged.expected);
       const std::size_t chunks = resident::detail::count_chunks(staged.plan.total_bytes, chunk);
       EXPECT_EQ(transport.waits, chunks > ring ? chunks - ring : 0);
+    }
+  }
+}
+
+// Progress counts bytes that have landed: at each report, the destination already holds the
+// reported bytes, however late the transport runs its transfers.
+TEST(StagedUpload, ProgressReportsOnlyBytesWhoseTransferCompleted) {
+  const StagedCase staged;
+  for (const std::size_t ring : {1, 2, 3, 5}) {
+    for (const std::size_t chunk : {512, 1000, 4096}) {
+      SCOPED_TRACE("ring " + std::to_string(ring) + ", chunk " + std::to_string(chunk));
+      DeferredTransport transport(ring, chunk, true);
+      std::vector<std::size_t> reported;
+      staged.run(transport, chunk,
+                 [&](const std::vector<std::byte>& destination, const Progress& progress) {
+                   ASSERT_LE(progress.bytes_done, destination.size());
+                   for (std::size_t at = 0; at < progress.bytes_done; ++at)
+                     ASSERT_EQ(destination[at], staged.expected[at])
+                         << "byte " << at << " reported done before it landed";
+                   reported.push_back(progress.bytes_done);
+                 });
+      const std::size_t chunks = resident::detail::count_chunks(staged.plan.total_bytes, chunk);
+      ASSERT_EQ(reported.size(), chunks - 1);  // one per chunk; the total is the caller's
+      for (std::size_t i = 0; i < reported.size(); ++i) EXPECT_EQ(reported[i], (i + 1) * chunk);
     }
   }
 }

@@ -10,10 +10,12 @@
 #include "resident/config.hpp"
 
 #if RESIDENT_HAS_CUDA
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cassert>
 #include <cstddef>
+#include <new>
 #include <string>
 
 #include "resident/detail/cuda_try.hpp"
@@ -25,24 +27,91 @@ namespace resident {
 
 namespace detail {
 
-/// Makes `device` current for a scope and restores the caller's device after it, so that
-/// resident never changes which device the rest of the program talks to.
+/// @brief What a device scope does on entry and on exit: the policy of `CudaDeviceScope`,
+/// apart from the CUDA calls so that it can be tested without a device.
+struct DeviceSwitch {
+  bool enter = false;    ///< Make the target device current on entry.
+  bool restore = false;  ///< Make the previous device current again on exit.
+};
+
+/// @brief The scope's policy, from the device the thread had current (`previous`, as
+/// `cudaGetDevice` reports it: 0 on a thread that never chose one), whether that device's
+/// primary context exists (`previous_active`), and the device to work on (`target`).
+/// A device whose primary context does not exist is not restored: since CUDA 12,
+/// `cudaSetDevice` creates the context, so restoring device 0 on a thread that never used
+/// CUDA (every producer thread of a dataset on another device) would put a context of
+/// hundreds of MiB on a GPU the program never asked for. Such a thread keeps the target
+/// current, which no code of the caller's can have relied on.
+constexpr DeviceSwitch plan_device_switch(int previous, bool previous_active, int target) noexcept {
+  if (previous == target) return {};
+  return {true, previous_active};
+}
+
+/// @brief Whether `device`'s primary context is active, asked of the driver through the
+/// runtime's entry-point lookup (g++ consumers link the runtime only, never libcuda). True
+/// where the driver cannot say: restoring is then the choice that keeps the caller's device.
+/// The runtime's device ordinals are the driver's `CUdevice` handles.
+inline bool primary_context_active(int device) noexcept {
+  using GetState = CUresult (*)(CUdevice, unsigned int*, int*);
+  static const GetState get_state = []() -> GetState {
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &function, 12000,
+                                         cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return reinterpret_cast<GetState>(function);  // NOLINT: the driver's own function type
+  }();
+  if (get_state == nullptr) return true;
+  unsigned int flags = 0;
+  int active = 0;
+  if (get_state(static_cast<CUdevice>(device), &flags, &active) != CUDA_SUCCESS) return true;
+  return active != 0;
+}
+
+/// @brief Makes `device` current for a scope and, where the thread had a device in use,
+/// restores it after (see `plan_device_switch`), so that resident never changes which device
+/// the rest of the program talks to. Every operation of resident on a device holds one,
+/// kernel launches included.
 class CudaDeviceScope {
  public:
+  /// @throws CudaError when the device cannot be asked for or made current.
   explicit CudaDeviceScope(int device) {
-    RESIDENT_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) RESIDENT_CUDA_TRY(cudaSetDevice(device));
+    const char* call = nullptr;
+    const cudaError_t status = enter(device, call);
+    if (status != cudaSuccess) throw_cuda_error(status, call, __FILE__, __LINE__);
+  }
+  /// For releases, which never throw: where the device cannot be made current the scope does
+  /// nothing, and the release is asked of the device that is current.
+  CudaDeviceScope(int device, std::nothrow_t /*tag*/) noexcept {
+    const char* call = nullptr;
+    if (enter(device, call) != cudaSuccess) (void)cudaGetLastError();
   }
   ~CudaDeviceScope() {
-    int current = previous_;
-    if (cudaGetDevice(&current) == cudaSuccess && current != previous_)
-      (void)cudaSetDevice(previous_);
+    if (restore_) (void)cudaSetDevice(previous_);
   }
   CudaDeviceScope(const CudaDeviceScope&) = delete;
   CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
 
  private:
+  // Switches to `device` as the policy says; on failure `call` names the call that failed.
+  cudaError_t enter(int device, const char*& call) noexcept {
+    call = "cudaGetDevice";
+    if (const cudaError_t status = cudaGetDevice(&previous_); status != cudaSuccess) return status;
+    const DeviceSwitch plan = plan_device_switch(
+        previous_, previous_ != device && primary_context_active(previous_), device);
+    call = "cudaSetDevice";
+    if (plan.enter) {
+      if (const cudaError_t status = cudaSetDevice(device); status != cudaSuccess) return status;
+    }
+    restore_ = plan.restore;
+    return cudaSuccess;
+  }
+
   int previous_ = 0;
+  bool restore_ = false;
 };
 
 /// In Debug builds, stops at a release that names memory or a handle that was never ours (a
@@ -155,11 +224,8 @@ class CudaSpace {
   /// @brief Releases memory from `allocate`; never throws (see `detail::assert_released`).
   void deallocate(void* pointer, std::size_t /*bytes*/) const noexcept {
     if (pointer == nullptr) return;
-    int previous = device_id_;
-    (void)cudaGetDevice(&previous);
-    if (previous != device_id_) (void)cudaSetDevice(device_id_);
+    const detail::CudaDeviceScope scope(device_id_, std::nothrow);
     detail::assert_released(cudaFree(pointer));
-    if (previous != device_id_) (void)cudaSetDevice(previous);
   }
 
   /// @brief A non-blocking stream on this device (it does not serialise with stream 0).
@@ -172,15 +238,21 @@ class CudaSpace {
   }
 
   void destroy_stream(stream_type stream) const noexcept {
-    if (stream != nullptr) detail::assert_released(cudaStreamDestroy(stream));
+    if (stream == nullptr) return;
+    const detail::CudaDeviceScope scope(device_id_, std::nothrow);
+    detail::assert_released(cudaStreamDestroy(stream));
   }
 
-  void synchronize(stream_type stream) const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream)); }
+  void synchronize(stream_type stream) const {
+    const detail::CudaDeviceScope scope(device_id_);
+    RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream));
+  }
 
   /// @brief Enqueues a host-to-device copy on `stream`.
   void copy_from_host(void* destination, const void* source, std::size_t bytes,
                       stream_type stream) const {
     if (bytes == 0) return;
+    const detail::CudaDeviceScope scope(device_id_);
     RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream));
   }
 
@@ -188,6 +260,7 @@ class CudaSpace {
   void copy_to_host(void* destination, const void* source, std::size_t bytes,
                     stream_type stream) const {
     if (bytes == 0) return;
+    const detail::CudaDeviceScope scope(device_id_);
     RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream));
   }
 
@@ -201,6 +274,15 @@ class CudaSpace {
  private:
   int device_id_;
 };
+
+namespace detail {
+
+/// @brief The device scope of an operation on `space` (see `detail::device_scope`).
+inline CudaDeviceScope device_scope(const CudaSpace& space) {
+  return CudaDeviceScope(space.device_id());
+}
+
+}  // namespace detail
 
 }  // namespace resident
 

@@ -76,7 +76,8 @@ struct DatasetOptions {
   /// `CudaSpace`, the size of each pinned staging buffer. Must be positive.
   std::size_t chunk_bytes = std::size_t{8} << 20;
   /// @brief Pinned staging buffers in the `CudaSpace` ring (at least 1; 2 or more let host
-  /// copies of chunk k+1 overlap the transfer of chunk k).
+  /// copies of chunk k+1 overlap the transfer of chunk k); from pinned sources, the chunks in
+  /// flight at once.
   std::size_t staging_buffers = 4;
   /// @brief Host threads that copy during an upload, at most the hardware threads (a larger
   /// value is capped); 0: the hardware threads, at most 8.

@@ -21,6 +21,7 @@
 #include "resident/detail/host_upload.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
+#include "resident/detail/ring_fences.hpp"
 #include "resident/detail/tenancy.hpp"
 #include "resident/detail/upload_plan.hpp"
 #include "resident/epoch.hpp"
@@ -96,6 +97,7 @@ class DeviceDataset {
         storage_(std::move(other.storage_)),
         ring_(std::move(other.ring_)),
         ring_generation_(std::exchange(other.ring_generation_, 0)),
+        fences_(std::move(other.fences_)),
         stream_(std::move(other.stream_)),
         fields_(std::exchange(other.fields_, batch_type{})),
         tenancy_(std::move(other.tenancy_)) {}
@@ -121,6 +123,7 @@ class DeviceDataset {
     std::swap(storage_, other.storage_);
     ring_.swap(other.ring_);
     std::swap(ring_generation_, other.ring_generation_);
+    std::swap(fences_, other.fences_);
     stream_.swap(other.stream_);
     std::swap(fields_, other.fields_);
     tenancy_.swap(other.tenancy_);
@@ -284,6 +287,7 @@ class DeviceDataset {
   std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
   detail::Allocation<Space> ring_;
   std::size_t ring_generation_ = 0;
+  detail::RingFences<Space> fences_;  // orders the ring against consumers' streams
   detail::OwnedStream<Space> stream_;
   batch_type fields_{};
   detail::Tenancy tenancy_;

@@ -20,11 +20,13 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/convert.hpp"
+#include "resident/cuda_space.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/layout.hpp"
+#include "resident/detail/ring_fences.hpp"
 #include "resident/detail/row_order.hpp"
 #include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/tenancy.hpp"
@@ -120,10 +122,11 @@ inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions&
 /// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
 /// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
 /// `j % ring_depth == k % ring_depth`). On `CudaSpace` the gather is ordered on `ds.stream()`:
-/// kernels on that stream see the data, others must wait for it (an event recorded on
-/// it). One gathering epoch at a time per dataset: making a new one retires the previous
-/// one's ring, and using the old one then throws `resident::Error`. An epoch refers to the
-/// dataset object it was made from: once that object is moved from, assigned, swapped or
+/// kernels on that stream see the data; a batch read on another stream needs `wait(k, stream)`
+/// before the reads and `release(k, stream)` after them (no-ops on `HostSpace`, so the same
+/// code runs on every space). One gathering epoch at a time per dataset: making a new one retires
+/// the previous one's ring, and using the old one then throws `resident::Error`. An epoch refers to
+/// the dataset object it was made from: once that object is moved from, assigned, swapped or
 /// destroyed, every use of the epoch (`size()`, `begin()`, `batch()`, ...) throws
 /// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
 /// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
@@ -152,6 +155,7 @@ class Epoch {
   /// @brief What each batch is: one view per field.
   using batch_type = typename batch_of<std::make_index_sequence<fields>>::type;
   using index_view = BatchView<const std::int64_t>;  ///< What `batch_indices()` returns.
+  using stream_type = typename Space::stream_type;   ///< The streams `wait`/`release` order.
 
   /// @brief Use `DeviceDataset::epoch`.
   Epoch(Dataset& dataset, EpochOptions options, Conversion conversion)
@@ -211,6 +215,36 @@ class Epoch {
                       rows_of(k), Shape{}, valid_rows_of(k));
   }
 
+  /// @brief Orders `consumer` after batch `k`'s gather: work enqueued on `consumer` after
+  /// this call sees the batch (its gathered views and its `batch_indices(k)`), without a host
+  /// wait. Call it after `batch(k)` (or `batch_indices(k)`) and before enqueueing the reads on
+  /// `consumer`; pair it with `release(k, consumer)`. A batch that is a zero-copy view needs
+  /// no order (the upload completed before the dataset was returned) and neither does any
+  /// batch on `HostSpace` (gathers complete before `batch(k)` returns): nothing is done then.
+  /// @throws std::out_of_range past the end; Error when batch `k` of a gathering epoch is not
+  /// in the ring (not asked for yet, or replaced by batch `k + ring_depth`), when a newer
+  /// gathering epoch took the ring, or once the dataset was moved from, assigned, swapped or
+  /// destroyed; CudaError when `consumer` cannot wait (a stream of another device).
+  void wait(std::size_t k, stream_type consumer) {
+    const std::size_t slot = slot_holding(k, "wait");
+    if (slot == no_batch) return;
+    [[maybe_unused]] const auto scope = detail::device_scope(dataset_->space());
+    dataset_->fences_.wait(slot, consumer);
+  }
+
+  /// @brief Lets the ring slot of batch `k` be gathered into again only once the work enqueued
+  /// on `consumer` so far is done: call it after enqueueing the last read of batch `k` on
+  /// `consumer` (see `wait`). One consumer stream per batch: the last release of a batch is
+  /// the one the next gather into its slot waits for (join other streams into it first).
+  /// Nothing is done where `wait` does nothing.
+  /// @throws what `wait` throws; CudaError when the event cannot be recorded on `consumer`.
+  void release(std::size_t k, stream_type consumer) {
+    const std::size_t slot = slot_holding(k, "release");
+    if (slot == no_batch) return;
+    [[maybe_unused]] const auto scope = detail::device_scope(dataset_->space());
+    dataset_->fences_.release(slot, consumer);
+  }
+
   /// @brief Input iterator over the epoch's batches.
   using iterator = detail::BatchIterator<Epoch>;
 
@@ -238,6 +272,30 @@ class Epoch {
                               " batches; use an index below " + std::to_string(size()));
   }
 
+  // The ring slot that holds batch k for `wait` and `release` (`call`), or `no_batch` when the
+  // batch is not in the ring and needs no order (a zero-copy view).
+  [[nodiscard]] std::size_t slot_holding(std::size_t k, const char* call) const {
+    check_index(k);
+    if (generation_ != 0) check_ring_is_ours();
+    const std::size_t slot = generation_ != 0 ? k % slot_batch_.size() : no_batch;
+    if (slot != no_batch && slot_batch_[slot] == k) return slot;
+    if (!gathers()) return no_batch;
+    throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
+                ", stream) on a gathering epoch found batch " + std::to_string(k) +
+                " not in the ring (" +
+                (slot == no_batch || slot_batch_[slot] == no_batch
+                     ? std::string("nothing gathered into its slot yet")
+                     : "its slot holds batch " + std::to_string(slot_batch_[slot])) +
+                "); call it after batch(k) and before batch(k + ring_depth)");
+  }
+
+  void check_ring_is_ours() const {
+    if (generation_ != dataset_->ring_generation_)
+      throw Error(
+          "resident: this epoch's ring was taken by a newer gathering epoch of the same "
+          "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
+  }
+
   // The dataset batch that epoch batch k is (its position in the batch order).
   [[nodiscard]] std::size_t stored_batch(std::size_t k) const noexcept {
     return k < batch_order_.size() ? static_cast<std::size_t>(batch_order_(k)) : k;
@@ -259,6 +317,7 @@ class Epoch {
         dataset_->layout_, ring_element_sizes(std::make_index_sequence<fields>{}),
         dataset_->config_.ring_depth);
     dataset_->ensure_ring(ring.total_bytes);
+    dataset_->fences_.ensure(dataset_->space(), ring.depth);
     ring_ = ring;
     generation_ = ++dataset_->ring_generation_;
     slot_batch_.assign(ring_.depth, no_batch);
@@ -269,10 +328,7 @@ class Epoch {
   // unless the slot holds it already; returns the slot.
   std::size_t materialize(std::size_t k, bool with_fields) {
     if (generation_ == 0) claim_ring();  // a zero-copy epoch asked for row ids
-    if (generation_ != dataset_->ring_generation_)
-      throw Error(
-          "resident: this epoch's ring was taken by a newer gathering epoch of the same "
-          "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
+    check_ring_is_ours();
     const std::size_t slot = k % slot_batch_.size();
     if (slot_batch_[slot] == k && (slot_has_fields_[slot] || !with_fields)) return slot;
     fill(slot, k, with_fields, std::make_index_sequence<fields>{});
@@ -287,6 +343,9 @@ class Epoch {
     auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
     const detail::RowOrder order = order_of(k);
     const std::size_t rows = rows_of(k);
+    // The kernels go to the dataset's device, whichever the caller has current.
+    [[maybe_unused]] const auto scope = detail::device_scope(dataset_->space());
+    dataset_->fences_.before_fill(slot, dataset_->stream());
     if (with_fields) {
       (gather_field<Field>(base + ring_.offsets[Field], order, rows,
                            Field == 0 ? indices : nullptr),
@@ -299,6 +358,7 @@ class Epoch {
     } else {
       for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
     }
+    dataset_->fences_.after_fill(slot, dataset_->stream());
   }
 
   template <std::size_t Field>

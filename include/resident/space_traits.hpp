@@ -38,6 +38,17 @@ constexpr std::size_t usable_bytes(std::size_t free, std::size_t reserve) noexce
   return free > reserve ? free - reserve : 0;
 }
 
+/// @brief What `device_scope` gives a space without devices: nothing to make current.
+struct NoDeviceScope {};
+
+/// @brief Makes the device of `space` current until the returned scope ends, where the space
+/// has devices (`CudaSpace`, see cuda_space.hpp); nothing for every other space, so that code
+/// that launches work is the same on every space.
+template <class Space>
+constexpr NoDeviceScope device_scope(const Space& /*space*/) noexcept {
+  return {};
+}
+
 }  // namespace detail
 
 /// @brief Alignment of every field's base inside a dataset allocation, in bytes: enough for

@@ -325,9 +325,12 @@ class StreamingDataset {
   friend class StreamingEpoch<StreamingDataset>;
 
   // Whether the copy engine can read every source directly (CudaSpace, page-locked memory).
-  static bool pinned(const std::array<detail::RowSource, num_fields>& sources) {
+  bool pinned(const std::array<detail::RowSource, num_fields>& sources) const {
 #if RESIDENT_HAS_CUDA
-    if constexpr (std::is_same_v<Space, CudaSpace>) return detail::sources_are_pinned(sources);
+    if constexpr (std::is_same_v<Space, CudaSpace>) {
+      const auto scope = detail::device_scope(space_);  // the query runs on the space's device
+      return detail::sources_are_pinned(sources);
+    }
 #endif
     (void)sources;
     return false;

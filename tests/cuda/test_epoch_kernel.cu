@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "resident/resident.hpp"
@@ -91,6 +92,88 @@ TEST_F(DeviceEpoch, HalfStorageConvertsToTheHostsFloats) {
     EXPECT_EQ(resident::testing::read_back(device.space(), device.stream(), x),
               std::vector<float>(reference.begin(), reference.end()));
   }
+}
+
+TEST_F(DeviceEpoch, WaitAndReleaseCheckTheBatch) {
+  resident::testing::check_wait_and_release(CudaSpace{0});
+}
+
+// Keeps a stream busy for about `cycles` clock cycles (~50 ms for 10^8), so that work queued
+// behind it on that stream runs late, as it can on a loaded GPU.
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+constexpr long long kBusy = 100'000'000;
+
+// A batch gathered on the dataset's stream and read on another stream: `wait` orders the
+// read after the gather, `release` orders the next gather into the slot after the read.
+class CrossStream : public DeviceEpoch {
+ protected:
+  void SetUp() override {
+    DeviceEpoch::SetUp();
+    if (IsSkipped()) return;
+    ids_.resize(64);
+    std::iota(ids_.begin(), ids_.end(), std::int64_t{0});
+    ASSERT_EQ(cudaStreamCreateWithFlags(&consumer_, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaMallocHost(&pinned_, 16 * sizeof(std::int64_t)), cudaSuccess);
+    const HostTensor<const std::int64_t> ids(ids_.data(), {64});
+    device_.emplace(CudaSpace{0}, options(), ids);
+    host_.emplace(HostSpace{}, options(), ids);
+  }
+  void TearDown() override {
+    device_.reset();
+    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
+    if (consumer_ != nullptr) (void)cudaStreamDestroy(consumer_);
+  }
+  static resident::DatasetOptions options() {
+    return resident::testing::epoch_options(16, Remainder::drop, 2);
+  }
+  // Copies `view` into the pinned buffer on the consumer stream (asynchronously).
+  void copy_on_consumer(const resident::BatchView<const std::int64_t>& view) {
+    ASSERT_EQ(
+        cudaMemcpyAsync(pinned_, view.data(), view.bytes(), cudaMemcpyDeviceToHost, consumer_),
+        cudaSuccess);
+  }
+  std::vector<std::int64_t> copied() const { return {pinned_, pinned_ + 16}; }
+
+  std::vector<std::int64_t> ids_;
+  cudaStream_t consumer_ = nullptr;
+  std::int64_t* pinned_ = nullptr;
+  std::optional<DeviceDataset<CudaSpace, std::int64_t>> device_;
+  std::optional<DeviceDataset<HostSpace, std::int64_t>> host_;
+};
+
+TEST_F(CrossStream, AReadOnAnotherStreamWaitsForTheGather) {
+  const resident::EpochOptions order{5, 0, Shuffle::samples};
+  const auto expected = resident::testing::record_epoch(*host_, order).batches;
+  auto epoch = device_->epoch(order);
+  spin<<<1, 1, 0, device_->stream()>>>(kBusy);  // the gather below runs ~50 ms late
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  const auto [view] = epoch.batch(1);
+  epoch.wait(1, consumer_);
+  copy_on_consumer(view);
+  ASSERT_EQ(cudaStreamSynchronize(consumer_), cudaSuccess);
+  EXPECT_EQ(copied(), expected[1]) << "the consumer read the slot before the gather wrote it";
+  epoch.release(1, consumer_);
+}
+
+TEST_F(CrossStream, TheNextGatherIntoASlotWaitsForItsRelease) {
+  const resident::EpochOptions order{5, 0, Shuffle::samples};
+  const auto expected = resident::testing::record_epoch(*host_, order).batches;
+  auto epoch = device_->epoch(order);
+  const auto [view] = epoch.batch(0);
+  epoch.wait(0, consumer_);
+  spin<<<1, 1, 0, consumer_>>>(kBusy);  // the consumer reads batch 0 ~50 ms late
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  copy_on_consumer(view);
+  epoch.release(0, consumer_);
+  (void)epoch.batch(1);
+  (void)epoch.batch(2);  // into batch 0's slot (ring depth 2): must wait for the read
+  ASSERT_EQ(cudaStreamSynchronize(device_->stream()), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(consumer_), cudaSuccess);
+  EXPECT_EQ(copied(), expected[0]) << "batch 2 overwrote batch 0 before the consumer read it";
 }
 
 }  // namespace

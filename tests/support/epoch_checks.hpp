@@ -184,6 +184,55 @@ void check_ring_lifetime(const Space& space) {
 }
 
 /// Options of rank `rank` of `world` (local rank = rank).
+/// `wait(k, stream)` and `release(k, stream)`: no-ops where there is nothing to order (a
+/// zero-copy batch), refused with a message naming the batch where a gathering epoch does not
+/// hold it (not asked for yet, replaced, or the ring taken by a newer epoch), and the same
+/// batches afterwards as without them. The consumer is the dataset's own stream, which every
+/// space has.
+template <class Space>
+void check_wait_and_release(const Space& space) {
+  std::vector<std::int64_t> ids(64);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  DeviceDataset<Space, std::int64_t> ds(space, epoch_options(16, Remainder::drop, 2),
+                                        HostTensor<const std::int64_t>(ids.data(), {64}));
+  const auto consumer = ds.stream();
+  auto plain = ds.epoch({0, 0, Shuffle::batches});
+  for (std::size_t k = 0; k < plain.size(); ++k) {
+    EXPECT_NO_THROW(plain.wait(k, consumer)) << "zero-copy batch " << k;
+    EXPECT_NO_THROW(plain.release(k, consumer)) << "zero-copy batch " << k;
+  }
+  EXPECT_THROW(plain.wait(plain.size(), consumer), std::out_of_range);
+
+  auto fresh = ds.epoch({3, 1, Shuffle::samples});
+  const auto message_of = [&](auto&& call) {
+    try {
+      call();
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message_of([&] { fresh.wait(0, consumer); }).find("nothing gathered into its slot"),
+            std::string::npos);
+  const EpochRecord expected = record_epoch(ds, {3, 1, Shuffle::samples});
+  auto gathered = ds.epoch({3, 1, Shuffle::samples});
+  for (std::size_t k = 0; k < gathered.size(); ++k) {
+    const auto [view] = gathered.batch(k);
+    gathered.wait(k, consumer);
+    EXPECT_EQ(read_back(ds.space(), consumer, view), expected.batches[k]) << "batch " << k;
+    gathered.release(k, consumer);
+  }
+  // Batch 0's slot now holds batch 2 (ring depth 2).
+  const std::string replaced = message_of([&] { gathered.release(0, consumer); });
+  EXPECT_NE(replaced.find("release(0, stream)"), std::string::npos) << replaced;
+  EXPECT_NE(replaced.find("its slot holds batch 2"), std::string::npos) << replaced;
+  auto newer = ds.epoch({3, 2, Shuffle::samples});
+  (void)newer.batch(3);
+  EXPECT_NE(message_of([&] { gathered.wait(3, consumer); }).find("newer gathering epoch"),
+            std::string::npos);
+  EXPECT_NO_THROW(newer.wait(3, consumer));
+}
+
 inline DatasetOptions sharded(std::size_t batch, Remainder remainder, Sharding sharding, int rank,
                               int world) {
   DatasetOptions options = epoch_options(batch, remainder);

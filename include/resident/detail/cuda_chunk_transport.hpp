@@ -17,6 +17,7 @@
 #include "resident/cuda_space.hpp"
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/copy_workers.hpp"
+#include "resident/detail/cuda_resources.hpp"
 #include "resident/detail/cuda_try.hpp"
 #include "resident/detail/cuda_upload.hpp"
 #include "resident/detail/row_source.hpp"
@@ -37,42 +38,38 @@ class CudaChunkTransport {
   CudaChunkTransport(const CudaSpace& space, cudaStream_t reader, std::size_t slots,
                      std::size_t slot_bytes, bool pinned_sources, unsigned threads)
       : device_(space.device_id()), reader_(reader), pinned_sources_(pinned_sources) {
-    const CudaDeviceScope scope(device_);
-    try {
-      RESIDENT_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
-      loaded_ = make_events(slots);
-      freed_ = make_events(slots);
-      if (!pinned_sources_ && slot_bytes != 0) {
-        void* base = nullptr;
-        RESIDENT_CUDA_TRY(
-            cudaMallocHost(&base, checked_mul(staging_buffers, slot_bytes, "staging byte size")));
-        staging_ = static_cast<std::byte*>(base);
-        staged_ = make_events(staging_buffers);
-        workers_.emplace(threads);
-      }
-    } catch (...) {
-      release_all();
-      throw;
+    const CudaDeviceScope scope(device_);  // the stream and events belong to this device
+    copy_stream_ = create_stream();
+    loaded_ = create_events(slots);
+    freed_ = create_events(slots);
+    if (!pinned_sources_ && slot_bytes != 0) {
+      staging_ = allocate_pinned(checked_mul(staging_buffers, slot_bytes, "staging byte size"));
+      staged_ = create_events(staging_buffers);
+      workers_.emplace(threads);
     }
     slot_bytes_ = slot_bytes;
   }
   CudaChunkTransport(const CudaChunkTransport&) = delete;
   CudaChunkTransport& operator=(const CudaChunkTransport&) = delete;
-  ~CudaChunkTransport() { release_all(); }
+  /// Waits for copies still in flight (their source is the staging memory) before the members
+  /// release everything; never throws.
+  ~CudaChunkTransport() {
+    if (copy_stream_) (void)cudaStreamSynchronize(copy_stream_.get());
+  }
 
   /// Producer thread: enqueues the copies of one chunk into `slot` (slot `slot_index`).
   void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies) {
     const CudaDeviceScope scope(device_);
     if (pinned_sources_) {
-      RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, freed_[slot_index], 0));
+      RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
       for (const ChunkCopy& copy : copies)
         RESIDENT_CUDA_TRY(cudaMemcpyAsync(
             slot + copy.offset, copy.source->memory() + copy.first_row * copy.source->row_bytes(),
-            copy.bytes(), cudaMemcpyHostToDevice, copy_stream_));
+            copy.bytes(), cudaMemcpyHostToDevice, copy_stream_.get()));
     } else {
       const std::size_t buffer = loads_++ % staging_buffers;
-      std::byte* staging = staging_ + buffer * slot_bytes_;
-      RESIDENT_CUDA_TRY(cudaEventSynchronize(staged_[buffer]));  // its last copy has drained
+      std::byte* staging = staging_.get() + buffer * slot_bytes_;
+      RESIDENT_CUDA_TRY(cudaEventSynchronize(staged_[buffer].get()));  // its last copy has drained
       for (const ChunkCopy& copy : copies) {
         const std::size_t row_bytes = copy.source->row_bytes();
         workers_->for_each_slice(0, copy.rows, [&](std::size_t from, std::size_t to) {
@@ -80,58 +77,42 @@ class CudaChunkTransport {
                             staging + copy.offset + from * row_bytes);
         });
       }
-      RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, freed_[slot_index], 0));
+      RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
       for (const ChunkCopy& copy : copies)
         RESIDENT_CUDA_TRY(cudaMemcpyAsync(slot + copy.offset, staging + copy.offset, copy.bytes(),
-                                          cudaMemcpyHostToDevice, copy_stream_));
-      RESIDENT_CUDA_TRY(cudaEventRecord(staged_[buffer], copy_stream_));
+                                          cudaMemcpyHostToDevice, copy_stream_.get()));
+      RESIDENT_CUDA_TRY(cudaEventRecord(staged_[buffer].get(), copy_stream_.get()));
     }
-    RESIDENT_CUDA_TRY(cudaEventRecord(loaded_[slot_index], copy_stream_));
+    RESIDENT_CUDA_TRY(cudaEventRecord(loaded_[slot_index].get(), copy_stream_.get()));
   }
 
   /// Reader: work enqueued on the reader's stream from now on sees the slot's chunk.
   void acquire(std::size_t slot_index) const {
-    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, loaded_[slot_index], 0));
+    const CudaDeviceScope scope(device_);
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, loaded_[slot_index].get(), 0));
   }
   /// Reader: the slot may be overwritten once the work enqueued so far on the reader's stream
   /// is done.
   void release(std::size_t slot_index) const {
-    RESIDENT_CUDA_TRY(cudaEventRecord(freed_[slot_index], reader_));
+    const CudaDeviceScope scope(device_);
+    RESIDENT_CUDA_TRY(cudaEventRecord(freed_[slot_index].get(), reader_));
   }
   /// Waits for every copy enqueued so far.
-  void drain() const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(copy_stream_)); }
+  void drain() const {
+    const CudaDeviceScope scope(device_);
+    RESIDENT_CUDA_TRY(cudaStreamSynchronize(copy_stream_.get()));
+  }
 
  private:
   static constexpr std::size_t staging_buffers = 2;  // one fills while the other drains
-
-  static std::vector<cudaEvent_t> make_events(std::size_t count) {
-    std::vector<cudaEvent_t> events;
-    events.reserve(count);
-    for (std::size_t index = 0; index < count; ++index) {
-      cudaEvent_t event = nullptr;
-      RESIDENT_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-      events.push_back(event);
-    }
-    return events;
-  }
-
-  // Waits for copies still in flight (their source is the staging memory), then releases
-  // everything; never throws.
-  void release_all() noexcept {
-    if (copy_stream_ != nullptr) (void)cudaStreamSynchronize(copy_stream_);
-    for (auto* events : {&loaded_, &freed_, &staged_})
-      for (cudaEvent_t event : *events) assert_released(cudaEventDestroy(event));
-    if (staging_ != nullptr) assert_released(cudaFreeHost(staging_));
-    if (copy_stream_ != nullptr) assert_released(cudaStreamDestroy(copy_stream_));
-  }
 
   int device_;
   cudaStream_t reader_;
   bool pinned_sources_;
   std::size_t slot_bytes_ = 0;
-  cudaStream_t copy_stream_ = nullptr;
-  std::vector<cudaEvent_t> loaded_, freed_, staged_;
-  std::byte* staging_ = nullptr;
+  CudaStream copy_stream_;
+  std::vector<CudaEvent> loaded_, freed_, staged_;
+  PinnedBuffer staging_;
   std::size_t loads_ = 0;
   std::optional<CopyWorkers> workers_;
 };

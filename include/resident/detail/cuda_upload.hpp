@@ -15,6 +15,7 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/copy_workers.hpp"
+#include "resident/detail/cuda_resources.hpp"
 #include "resident/detail/cuda_try.hpp"
 #include "resident/detail/staged_upload.hpp"
 #include "resident/detail/upload_plan.hpp"
@@ -44,75 +45,83 @@ inline bool sources_are_pinned(const UploadPlan& plan) {
   });
 }
 
-/// @brief The staging transport of `staged_upload` on CUDA: a ring of page-locked buffers,
-/// each with the event recorded behind the last transfer out of it. Allocated once per upload
-/// and small (a few chunks), because page-locking costs hundreds of milliseconds per GiB.
+/// @brief The transport of `pipelined_chunks` on CUDA: one event per slot, recorded behind
+/// the last transfer started from it. Small (a few chunks in flight).
+class CudaEventRing {
+ public:
+  CudaEventRing(std::size_t slots, cudaStream_t stream)
+      : stream_(stream), events_(create_events(slots)) {}
+  /// Waits for every transfer still in flight (also when an upload failed half-way: their
+  /// sources and staging buffers must outlive them); never throws.
+  ~CudaEventRing() {
+    for (const CudaEvent& event : events_) (void)cudaEventSynchronize(event.get());
+  }
+  CudaEventRing(const CudaEventRing&) = delete;
+  CudaEventRing& operator=(const CudaEventRing&) = delete;
+
+  [[nodiscard]] std::size_t ring_size() const noexcept { return events_.size(); }
+  void wait_until_free(std::size_t slot) const {
+    RESIDENT_CUDA_TRY(cudaEventSynchronize(events_[slot].get()));
+  }
+  /// The transfers enqueued so far on the stream are the last ones from `slot`.
+  void record(std::size_t slot) const {
+    RESIDENT_CUDA_TRY(cudaEventRecord(events_[slot].get(), stream_));
+  }
+  void finish() const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<CudaEvent> events_;
+};
+
+/// @brief The staging transport of `staged_upload` on CUDA: a ring of page-locked buffers
+/// behind an event ring. Allocated once per upload and small (a few chunks), because
+/// page-locking costs hundreds of milliseconds per GiB.
 class CudaStagingRing {
  public:
   CudaStagingRing(std::size_t buffers, std::size_t buffer_bytes, cudaStream_t stream)
-      : buffer_bytes_(buffer_bytes), stream_(stream) {
-    void* base = nullptr;
-    RESIDENT_CUDA_TRY(
-        cudaMallocHost(&base, checked_mul(buffers, buffer_bytes, "staging ring byte size")));
-    base_ = static_cast<std::byte*>(base);
-    events_.reserve(buffers);
-    for (std::size_t index = 0; index < buffers; ++index) {
-      cudaEvent_t event = nullptr;
-      RESIDENT_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-      events_.push_back(event);
-    }
-  }
-  /// Waits for every transfer still reading the ring (also when an upload failed half-way),
-  /// then releases it; never throws.
-  ~CudaStagingRing() {
-    for (cudaEvent_t event : events_) {
-      (void)cudaEventSynchronize(event);
-      assert_released(cudaEventDestroy(event));
-    }
-    if (base_ != nullptr) assert_released(cudaFreeHost(base_));
-  }
-  CudaStagingRing(const CudaStagingRing&) = delete;
-  CudaStagingRing& operator=(const CudaStagingRing&) = delete;
+      : buffer_bytes_(buffer_bytes),
+        base_(allocate_pinned(checked_mul(buffers, buffer_bytes, "staging ring byte size"))),
+        events_(buffers, stream) {}
 
-  [[nodiscard]] std::size_t ring_size() const noexcept { return events_.size(); }
+  [[nodiscard]] std::size_t ring_size() const noexcept { return events_.ring_size(); }
   [[nodiscard]] std::byte* buffer(std::size_t slot) const noexcept {
-    return base_ + slot * buffer_bytes_;
+    return base_.get() + slot * buffer_bytes_;
   }
-  void wait_until_free(std::size_t slot) const {
-    RESIDENT_CUDA_TRY(cudaEventSynchronize(events_[slot]));
-  }
+  void wait_until_free(std::size_t slot) const { events_.wait_until_free(slot); }
   void transfer(std::size_t slot, std::byte* destination, std::size_t bytes) const {
-    RESIDENT_CUDA_TRY(
-        cudaMemcpyAsync(destination, buffer(slot), bytes, cudaMemcpyHostToDevice, stream_));
-    RESIDENT_CUDA_TRY(cudaEventRecord(events_[slot], stream_));
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, buffer(slot), bytes, cudaMemcpyHostToDevice,
+                                      events_.stream()));
+    events_.record(slot);
   }
-  void finish() const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+  void finish() const { events_.finish(); }
 
  private:
   std::size_t buffer_bytes_;
-  cudaStream_t stream_;
-  std::byte* base_ = nullptr;
-  std::vector<cudaEvent_t> events_;
+  PinnedBuffer base_;     // released after `events_` has waited for the transfers out of it
+  CudaEventRing events_;  // NOLINT: declared after `base_` on purpose (destroyed first)
 };
 
-/// @brief Pinned sources: the copy engine reads them directly, chunk by chunk so that
-/// progress and cancellation keep their granularity; gaps are zeroed on the device.
-inline void direct_upload(std::byte* destination, const UploadPlan& plan,
-                          const DatasetOptions& options, cudaStream_t stream,
+/// @brief Pinned sources: the copy engine reads them directly, chunk by chunk through an
+/// event ring, so that progress counts landed bytes and cancellation keeps its granularity;
+/// gaps are zeroed on the device.
+inline void direct_upload(std::byte* destination, const UploadPlan& plan, std::size_t chunk,
+                          std::size_t in_flight, cudaStream_t stream,
                           const ProgressReporter& progress) {
-  for_each_chunk(plan.total_bytes, options.chunk_bytes,
-                 [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
-                   plan.for_each_part(
-                       first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
-                         if (source != nullptr)
-                           RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination + at, source, n,
-                                                             cudaMemcpyHostToDevice, stream));
-                         else
-                           RESIDENT_CUDA_TRY(cudaMemsetAsync(destination + at, 0, n, stream));
-                       });
-                   if (last < plan.total_bytes) progress.report(last);
-                 });
-  RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream));
+  CudaEventRing ring(in_flight, stream);
+  pipelined_chunks(ring, plan.total_bytes, chunk, progress,
+                   [&](std::size_t slot, std::size_t first, std::size_t last) {
+                     plan.for_each_part(
+                         first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
+                           if (source != nullptr)
+                             RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination + at, source, n,
+                                                               cudaMemcpyHostToDevice, stream));
+                           else
+                             RESIDENT_CUDA_TRY(cudaMemsetAsync(destination + at, 0, n, stream));
+                         });
+                     ring.record(slot);
+                   });
 }
 
 /// @brief The upload into `CudaSpace`: direct from pinned sources, staged from pageable ones,
@@ -122,12 +131,13 @@ inline void upload(const CudaSpace& space, std::byte* destination, const UploadP
   const ProgressReporter progress(options.on_progress, plan.total_bytes);
   if (plan.total_bytes != 0) {
     const CudaDeviceScope scope(space.device_id());
+    const std::size_t chunk = std::min(options.chunk_bytes, plan.total_bytes);
+    const std::size_t in_flight =
+        std::min(options.staging_buffers, count_chunks(plan.total_bytes, chunk));
     if (sources_are_pinned(plan)) {
-      direct_upload(destination, plan, options, stream, progress);
+      direct_upload(destination, plan, chunk, in_flight, stream, progress);
     } else {
-      const std::size_t chunk = std::min(options.chunk_bytes, plan.total_bytes);
-      CudaStagingRing ring(std::min(options.staging_buffers, count_chunks(plan.total_bytes, chunk)),
-                           chunk, stream);
+      CudaStagingRing ring(in_flight, chunk, stream);
       staged_upload(ring, destination, plan, chunk,
                     upload_thread_count(options.upload_threads, plan.total_bytes), progress);
     }

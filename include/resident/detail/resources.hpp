@@ -5,10 +5,22 @@
 #include <cstddef>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "resident/dataset_options.hpp"
 
 namespace resident::detail {
+
+/// @brief `count` owners made by `make()` in turn. Where one throws, the owners made so far are
+/// released (each by its own destructor) before the exception leaves: a ring of events or
+/// buffers never leaks the part made before a failure.
+template <class Make>
+auto make_owners(std::size_t count, Make make) -> std::vector<decltype(make())> {
+  std::vector<decltype(make())> owners;
+  owners.reserve(count);
+  for (std::size_t index = 0; index < count; ++index) owners.push_back(make());
+  return owners;
+}
 
 /// One allocation of a memory space, released on destruction (move-only RAII).
 template <class Space>
