@@ -100,13 +100,13 @@ class CudaDeviceScope {
   cudaError_t enter(int device, const char*& call) noexcept {
     call = "cudaGetDevice";
     if (const cudaError_t status = cudaGetDevice(&previous_); status != cudaSuccess) return status;
-    const DeviceSwitch plan = plan_device_switch(
+    const DeviceSwitch decided = plan_device_switch(
         previous_, previous_ != device && primary_context_active(previous_), device);
     call = "cudaSetDevice";
-    if (plan.enter) {
+    if (decided.enter) {
       if (const cudaError_t status = cudaSetDevice(device); status != cudaSuccess) return status;
     }
-    restore_ = plan.restore;
+    restore_ = decided.restore;
     return cudaSuccess;
   }
 

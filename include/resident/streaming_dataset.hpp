@@ -328,7 +328,7 @@ class StreamingDataset {
   bool pinned(const std::array<detail::RowSource, num_fields>& sources) const {
 #if RESIDENT_HAS_CUDA
     if constexpr (std::is_same_v<Space, CudaSpace>) {
-      const auto scope = detail::device_scope(space_);  // the query runs on the space's device
+      [[maybe_unused]] const auto scope = detail::device_scope(space_);  // the space's device
       return detail::sources_are_pinned(sources);
     }
 #endif

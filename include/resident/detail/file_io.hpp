@@ -164,6 +164,48 @@ struct ByteSpan {
 /// The start of the names of the temporaries `replace_file` makes for this process.
 inline std::string temporary_prefix() { return ".resident-" + std::to_string(::getpid()) + "-"; }
 
+/// @brief A file made in `folder` to be renamed over another, removed on destruction unless
+/// `rename_over` moved it into place. In the target's folder because a rename never crosses
+/// file systems; created exclusively (never someone else's file) with mode 0666, so that the
+/// umask applies as it would to the file itself; with a short name of its own, not the
+/// target's name with a suffix, so that a target whose name is near NAME_MAX stays writable.
+class TemporaryFile {
+ public:
+  /// Creates the file; `fd()` is negative, with `errno` saying why, when that failed.
+  explicit TemporaryFile(const std::string& folder) {
+    static std::atomic<unsigned long> serial{0};
+    for (;;) {
+      std::string name = folder + temporary_prefix() + std::to_string(serial.fetch_add(1)) + ".tmp";
+      fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0) {
+        name_ = std::move(name);
+        return;
+      }
+      if (errno != EEXIST) return;
+    }
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!name_.empty()) ::unlink(name_.c_str());
+  }
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  /// Closes the file; false, with `errno` set, when closing reported an error.
+  [[nodiscard]] bool close() noexcept { return ::close(std::exchange(fd_, -1)) == 0; }
+  /// Renames the (closed) file over `target`; false, with `errno` set, when that failed.
+  [[nodiscard]] bool rename_over(const std::string& target) {
+    if (::rename(name_.c_str(), target.c_str()) != 0) return false;
+    name_.clear();
+    return true;
+  }
+
+ private:
+  std::string name_;
+  int fd_ = -1;
+};
+
 /// @brief Makes `pieces`, one after another, the whole content of the file at `path`: written
 /// to a temporary file in the same folder, synced, then renamed over the path. Readers of the
 /// old file (a mapping `npy::load` made, say) keep its data, and a crash mid-way leaves the old
@@ -191,49 +233,22 @@ inline void replace_file(const std::string& path, std::initializer_list<ByteSpan
                 ", not a regular file, and would be replaced or block; pass the path of a "
                 "regular file to write or create");
 
-  // A temporary in the target's folder (a rename never crosses file systems), created
-  // exclusively (never someone else's file), 0666 so that the umask applies as it would to the
-  // file itself. Its name is short, not the target's name with a suffix: a target whose name
-  // is near NAME_MAX must still be writable.
-  struct Temporary {
-    std::string name;
-    int fd = -1;
-    bool renamed = false;
-    ~Temporary() {
-      if (fd >= 0) ::close(fd);
-      if (!renamed && !name.empty()) ::unlink(name.c_str());
-    }
-  } temporary;
-  static std::atomic<unsigned long> serial{0};
-  const std::string folder = target.substr(0, target.rfind('/') + 1);  // "" for the working one
-  for (;;) {
-    const std::string name =
-        folder + temporary_prefix() + std::to_string(serial.fetch_add(1)) + ".tmp";
-    temporary.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (temporary.fd >= 0) {
-      temporary.name = name;
-      break;
-    }
-    if (errno != EEXIST) throw failed("creating a temporary file beside it", errno);
-  }
-  if (exists && ::fchmod(temporary.fd, status.st_mode & 07777) != 0)
+  TemporaryFile temporary(target.substr(0, target.rfind('/') + 1));  // "" is the working folder
+  if (temporary.fd() < 0) throw failed("creating a temporary file beside it", errno);
+  if (exists && ::fchmod(temporary.fd(), status.st_mode & 07777) != 0)
     throw failed("keeping its mode", errno);
   for (const ByteSpan& piece : pieces) {
     for (std::size_t done = 0; done < piece.size;) {
       const ::ssize_t wrote =
-          ::write(temporary.fd, static_cast<const char*>(piece.data) + done, piece.size - done);
+          ::write(temporary.fd(), static_cast<const char*>(piece.data) + done, piece.size - done);
       if (wrote < 0 && errno == EINTR) continue;
       if (wrote < 0) throw failed("writing", errno);
       done += static_cast<std::size_t>(wrote);
     }
   }
-  if (::fsync(temporary.fd) != 0) throw failed("syncing", errno);
-  const int fd = temporary.fd;
-  temporary.fd = -1;
-  if (::close(fd) != 0) throw failed("closing", errno);
-  if (::rename(temporary.name.c_str(), target.c_str()) != 0)
-    throw failed("renaming the temporary over it", errno);
-  temporary.renamed = true;
+  if (::fsync(temporary.fd()) != 0) throw failed("syncing", errno);
+  if (!temporary.close()) throw failed("closing", errno);
+  if (!temporary.rename_over(target)) throw failed("renaming the temporary over it", errno);
 }
 
 }  // namespace resident::detail
