@@ -6,12 +6,13 @@
 # host runs here, scaled), then the bound that the steps' time limits set; give the call at
 # least the bound, and the machine's start on top.
 #
-#   tests     ~1.5 min, at most 7: the GPU and its driver (nvidia-smi; the driver must support
-#             the CUDA version the carried runtime was built with), every test with
+#   tests     ~1.5 min, at most 8.5: the GPU and its driver (nvidia-smi; the driver must support
+#             the CUDA version the bundled runtime was built with), every test with
 #             RESIDENT_REQUIRE_CUDA=1 (a test that would skip for want of a device fails),
-#             the device-loss test, the misuse suite, the quickstart on the device, and
-#             train_mlp on the digits data on the host and on the device with the same seed
-#             (test accuracies printed, within 1 point of each other)
+#             the device-loss test, the misuse suite, the quickstart on the device,
+#             torch.from_dlpack reading every field and batch on the device, and train_mlp
+#             on the digits data on the host and on the device with the same seed (test
+#             accuracies printed, within 1 point of each other)
 #   bench     ~2.5 min, at most 8: every benchmark with JSON (scripts/bench.sh --quick: short
 #             measurements, no 4 GiB rows), the PyTorch peers and, where matplotlib is
 #             installed, the plots under img/
@@ -21,12 +22,12 @@
 #
 #   scripts/gpu-check.sh --build-only   # here (GoogleTest, Google Benchmark, OpenBLAS and a
 #                                       # Python with scikit-learn installed): build build/gpu,
-#                                       # gather build/gpu-carry (the executables the phases
+#                                       # gather build/gpu-bundle (the executables the phases
 #                                       # run, the shared libraries the GPU machine lacks, the
-#                                       # digits data) within the carry limit, and print the
+#                                       # digits data) within its size limit, and print the
 #                                       # phase commands
 #   scripts/gpu-check.sh [--phase tests|bench|sanitize] [OUT_DIR]
-#                                       # on the GPU machine, with build/gpu-carry carried;
+#                                       # on the GPU machine, with build/gpu-bundle copied there;
 #                                       # without --phase, all three in turn
 #
 # Logs go under OUT_DIR (default: $OUT), one per step, written as the step runs, so that a run
@@ -38,28 +39,28 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 build=build/gpu
-carry=build/gpu-carry  # what the GPU machine needs: executables, shared libraries, data
-carry_limit_mib=60     # the device tool carries at most 64 MiB in all
+bundle=build/gpu-bundle  # what the GPU machine needs: executables, shared libraries, data
+bundle_limit_mib=60  # small enough to copy to a GPU machine beside the source tree
 for dir in /usr/local/cuda/bin /usr/local/cuda/compute-sanitizer; do
   if [[ -d $dir ]]; then export PATH="$dir:$PATH"; fi
 done
 
 # The executables the phases run; --build-only fails naming any the build lacks.
-carried=(tests/resident_tests tests/resident_cuda_tests tests/resident_device_loss
+bundled=(tests/resident_tests tests/resident_cuda_tests tests/resident_device_loss
   tests/resident_adversarial tests/resident_cuda_versions tests/resident_sanitizer_canary
-  examples/quickstart examples/train_mlp)
+  tests/libresident_dlpack_exporter.so examples/quickstart examples/train_mlp)
 mapfile -t benchmarks < <(scripts/bench.sh --list)
-carried+=("${benchmarks[@]/#/benchmarks/}")
+bundled+=("${benchmarks[@]/#/benchmarks/}")
 # train_mlp on the digits as examples/CMakeLists.txt runs it (example.train_mlp_digits).
-digits_args=(--x "$carry/data/digits_x.npy" --y "$carry/data/digits_y.npy" --scale 0.0625
+digits_args=(--x "$bundle/data/digits_x.npy" --y "$bundle/data/digits_y.npy" --scale 0.0625
   --epochs 20 --batch 32 --rate 0.1 --seed 1)
 digits_floor=95  # the test accuracy example.train_mlp_digits asks of the host run
 
-# The GPU machine has no GoogleTest, Google Benchmark, OpenBLAS or scikit-learn, and the carry
+# The GPU machine has no GoogleTest, Google Benchmark, OpenBLAS or scikit-learn, and the bundle
 # limit leaves no room for object files: copy the executables the phases run, and the shared
 # libraries they need that the machine lacks (Benchmark, OpenBLAS and its Fortran runtime),
-# into $carry, with the digits data. The libraries go as lib.tar.gz (OpenBLAS alone is 36 MB,
-# 12 MB compressed), unpacked outside the carry when a phase runs.
+# into $bundle, with the digits data. The libraries go as lib.tar.gz (OpenBLAS alone is 36 MB,
+# 12 MB compressed), unpacked outside the bundle when a phase runs.
 python_with() {  # python_with <module>: prints the Python that has it (Debian's has more)
   local python
   for python in python3 /usr/bin/python3; do
@@ -75,17 +76,17 @@ build_gpu_preset() {
     return 1
   }
   cmake --preset gpu && cmake --build --preset gpu || return 1
-  rm -rf "$carry"
-  gather_carry "$python" && return 0
-  rm -rf "$carry"  # a carry short of anything must not look ready
+  rm -rf "$bundle"
+  gather_bundle "$python" && return 0
+  rm -rf "$bundle"  # a bundle short of anything must not look ready
   return 1
 }
-gather_carry() {  # gather_carry <python with scikit-learn>
-  mkdir -p "$carry/lib" "$carry/data" "$carry/tests" "$carry/examples" "$carry/benchmarks"
+gather_bundle() {  # gather_bundle <python with scikit-learn>
+  mkdir -p "$bundle/lib" "$bundle/data" "$bundle/tests" "$bundle/examples" "$bundle/benchmarks"
   local missing=() executable
-  for executable in "${carried[@]}"; do
+  for executable in "${bundled[@]}"; do
     if [[ -x $build/$executable ]]; then
-      cp "$build/$executable" "$carry/$executable"
+      cp "$build/$executable" "$bundle/$executable"
     else
       missing+=("$build/$executable")
     fi
@@ -100,21 +101,21 @@ gather_carry() {  # gather_carry <python with scikit-learn>
     return 1
   fi
   local lib
-  for lib in $(ldd "$carry"/{tests,examples,benchmarks}/* |
+  for lib in $(ldd "$bundle"/{tests,examples,benchmarks}/* |
     awk '/libbenchmark|libopenblas|libblas|libgfortran|libquadmath/ {print $3}' | sort -u); do
-    cp -L "$lib" "$carry/lib/"
+    cp -L "$lib" "$bundle/lib/"
   done
-  { tar -C "$carry" -czf "$carry/lib.tar.gz" lib && rm -r "${carry:?}/lib"; } || return 1
-  "$1" scripts/prepare_digits.py "$carry/data" || return 1
+  { tar -C "$bundle" -czf "$bundle/lib.tar.gz" lib && rm -r "${bundle:?}/lib"; } || return 1
+  "$1" scripts/prepare_digits.py "$bundle/data" || return 1
   local mib
-  mib=$(du -sm "$carry" | cut -f1)
-  echo "gpu-check: $carry holds ${mib} MiB (limit ${carry_limit_mib})"
-  ((mib <= carry_limit_mib)) || { echo "gpu-check: $carry is too large to carry" >&2; return 1; }
+  mib=$(du -sm "$bundle" | cut -f1)
+  echo "gpu-check: $bundle holds ${mib} MiB (limit ${bundle_limit_mib})"
+  ((mib <= bundle_limit_mib)) || { echo "gpu-check: $bundle is too large to copy" >&2; return 1; }
 }
 
 if [[ ${1:-} == --build-only ]]; then
   build_gpu_preset || exit 1
-  echo "gpu-check: on the GPU machine, from the repository root with $carry carried, one call"
+  echo "gpu-check: on the GPU machine, from the repository root with $bundle copied there, one call"
   echo "each (device time each: the header of scripts/gpu-check.sh):"
   for phase in tests bench sanitize; do echo "  scripts/gpu-check.sh --phase $phase \"\$OUT\""; done
   exit 0
@@ -156,11 +157,11 @@ limit() {  # limit <seconds> <command...>: the command, stopped after that many 
   timeout --kill-after=10 "$@"
 }
 
-# Before anything else, the GPU and its driver (nvidia-smi); then, from the carry, the CUDA
-# version the driver supports against the one the carried runtime was built with (the gpu
+# Before anything else, the GPU and its driver (nvidia-smi); then, from the bundle, the CUDA
+# version the driver supports against the one the bundled runtime was built with (the gpu
 # preset links it statically: the toolkit's), by resident_cuda_versions, which calls
 # cudaDriverGetVersion and cudaRuntimeGetVersion (nvidia-smi knows the driver's side only).
-# A failure of either ends the run. Then the shared libraries of every carried executable: one
+# A failure of either ends the run. Then the shared libraries of every bundled executable: one
 # not found here (cuBLAS, for train_mlp and bench_preload_vs_stream, comes from the machine's
 # CUDA toolkit) fails that step, naming it, and the executables that need it fail in turn.
 check_gpu() {
@@ -192,10 +193,10 @@ check_libraries() {
 not_run() { echo "gpu-check: $1; phase(s) ${phases[*]} not run"; exit 1; }
 
 step gpu check_gpu || not_run "no usable GPU here (see above)"
-if [[ ! -x $carry/tests/resident_tests ]]; then
-  step build build_gpu_preset || not_run "no $carry, and building it failed"
+if [[ ! -x $bundle/tests/resident_tests ]]; then
+  step build build_gpu_preset || not_run "no $bundle, and building it failed"
 fi
-build=$carry  # from here on, run what was carried (or just built)
+build=$bundle  # from here on, run what was bundled (or just built)
 libraries=$(mktemp -d) || exit 1
 trap 'rm -rf "$libraries"' EXIT
 tar -C "$libraries" -xzf "$build/lib.tar.gz" || not_run "$build/lib.tar.gz cannot be unpacked"
@@ -205,7 +206,7 @@ if [[ -d /usr/local/cuda/lib64 ]]; then  # cuBLAS (train_mlp, bench_preload_vs_s
 fi
 export RESIDENT_TEST_DATA_DIR="$PWD/tests/data"  # the build may come from another checkout
 export RESIDENT_REQUIRE_CUDA=1  # a test that would skip for want of a device fails here
-step cuda check_cuda || not_run "the driver cannot run the carried build (see above)"
+step cuda check_cuda || not_run "the driver cannot run the bundled build (see above)"
 step libraries check_libraries
 
 train_mlp_host_vs_cuda() {
@@ -226,6 +227,13 @@ train_mlp_host_vs_cuda() {
   }'
 }
 
+dlpack_torch() {  # torch.from_dlpack reads every field and batch, on the host and the device
+  local python
+  python=$(python_with torch) || { echo "no Python here has PyTorch (import torch)"; return 1; }
+  limit 60 "$python" tests/dlpack_torch/test_dlpack_torch.py \
+    "$build/tests/libresident_dlpack_exporter.so" --require-cuda
+}
+
 phase_tests() {
   step tests-resident limit 120 "$build/tests/resident_tests"
   step tests-cuda limit 45 "$build/tests/resident_cuda_tests"
@@ -233,6 +241,7 @@ phase_tests() {
   # The misuse suite: a hang must fail, not stall the phase.
   step tests-adversarial limit 60 "$build/tests/resident_adversarial"
   step quickstart limit 30 "$build/examples/quickstart" --space cuda
+  step dlpack-torch dlpack_torch
   step train_mlp-digits train_mlp_host_vs_cuda
 }
 

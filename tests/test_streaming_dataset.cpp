@@ -179,6 +179,50 @@ TYPED_TEST(TypedStreaming, MovedFromIsEmptyAndTheMovedToStreamsOn) {
   }
 }
 
+// `wait(k, stream)` and `release(k, stream)` order a stream for the chunk the reader holds,
+// and refuse, naming the batch and why, every other: not asked for yet, moved past, or a pass
+// of another epoch running. The consumer is the dataset's own stream, which every space has.
+TYPED_TEST(TypedStreaming, WaitAndReleaseOrderTheHeldChunkAndRefuseAnyOther) {
+  const Data data(100);
+  StreamingDataset<TypeParam, std::int64_t> ds(this->space_, stream_options(10, Remainder::drop, 2),
+                                               data.id_tensor());
+  const auto consumer = ds.stream();
+  const auto message_of = [](auto&& call) {
+    try {
+      call();
+    } catch (const resident::Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  auto epoch = ds.epoch();
+  EXPECT_NE(message_of([&] { epoch.wait(0, consumer); }).find("another epoch's, or none"),
+            std::string::npos);
+  const auto [first] = epoch.batch(0);
+  EXPECT_NO_THROW(epoch.wait(0, consumer));
+  EXPECT_EQ(read_back(ds.space(), consumer, first).front(), 0);
+  EXPECT_NO_THROW(epoch.release(0, consumer));
+  EXPECT_NO_THROW(epoch.wait(1, consumer));  // batch 1 is in batch 0's chunk
+  const std::string ahead = message_of([&] { epoch.wait(2, consumer); });
+  EXPECT_NE(ahead.find("wait(2, stream)"), std::string::npos) << ahead;
+  EXPECT_NE(ahead.find("not asked for yet"), std::string::npos) << ahead;
+  const auto [third] = epoch.batch(2);
+  EXPECT_NO_THROW(epoch.wait(2, consumer));
+  EXPECT_EQ(read_back(ds.space(), consumer, third).front(), 20);
+  EXPECT_NO_THROW(epoch.release(2, consumer));
+  const std::string behind = message_of([&] { epoch.release(0, consumer); });
+  EXPECT_NE(behind.find("release(0, stream)"), std::string::npos) << behind;
+  EXPECT_NE(behind.find("moved on to a later chunk"), std::string::npos) << behind;
+  EXPECT_THROW(epoch.wait(epoch.size(), consumer), std::out_of_range);
+  auto other = ds.epoch({1, 0, Shuffle::batches});
+  (void)other.batch(0);
+  EXPECT_NE(message_of([&] { epoch.wait(2, consumer); }).find("another epoch's"),
+            std::string::npos);
+  EXPECT_NO_THROW(other.wait(0, consumer));
+  StreamingDataset<TypeParam, std::int64_t> moved(std::move(ds));
+  EXPECT_THROW(other.wait(0, consumer), resident::Error);
+}
+
 TEST(StreamingDataset, MemoryNeverExceedsTheBudgetAndIsReturned) {
   const Data data(10000);  // 80 KB of ids, 120 KB of features
   const HostSpace space = HostSpace::with_budget(48 << 10);

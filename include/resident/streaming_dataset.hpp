@@ -152,8 +152,8 @@ class StreamingEpoch;
 /// dataset (unlike `DeviceDataset`, which reads them only during construction); files (see
 /// `load_streaming_dataset`) are held open and must not change. A view of a chunk stays valid
 /// until the reader reaches the chunk `ring_chunks - prefetch_chunks` positions later; on
-/// `CudaSpace`, work that reads it must be enqueued on `stream()` (or wait for it) before the
-/// reader moves on. One pass at a time: asking an older epoch (or `batch(i)`) for a batch
+/// `CudaSpace`, work that reads it must be enqueued on `stream()` before the reader moves on
+/// to another chunk, or on another stream ordered by `StreamingEpoch::wait` and `release`. One pass at a time: asking an older epoch (or `batch(i)`) for a batch
 /// restarts that pass at the batch's chunk, which costs a synchronous load. A chunk that fails
 /// to load (a copy, a file cut short) fails its batch once with its own error; the next batch
 /// asked for restarts the pass at that batch's chunk. Use from one thread.
@@ -387,17 +387,7 @@ class StreamingDataset {
   }
 
   [[nodiscard]] batch_type serve(const detail::PassOrder& order, std::size_t k) {
-    if (k >= num_batches() && moved_from())
-      throw std::out_of_range("resident: batch index " + std::to_string(k) +
-                              " is out of range: the streaming dataset was moved from and holds "
-                              "no data; read the batches of the dataset it was moved to");
-    if (k >= num_batches())
-      throw std::out_of_range(
-          "resident: batch index " + std::to_string(k) +
-          " is out of range; the streaming dataset has " + std::to_string(num_batches()) +
-          " batches (" + std::to_string(num_rows()) + " rows, batch size " +
-          std::to_string(batch_size()) + ", remainder " + remainder_name(remainder()) +
-          "); use an index below " + std::to_string(num_batches()));
+    check_index(k);
     const auto [position, place] = locate(order, k);
     if (active_order_ == nullptr || active_order_->id != order.id ||
         !pipeline_->can_reach(position))
@@ -416,6 +406,39 @@ class StreamingDataset {
     const std::byte* slot =
         ring_.data() + (position % stream_layout_.ring_chunks) * stream_layout_.slot_bytes;
     return views(slot, local * batch_size(), slice, std::index_sequence_for<Ts...>{});
+  }
+
+  // The slot of epoch batch k of `order` for `StreamingEpoch::wait` and `release` (`call`):
+  // the chunk the reader holds, since a chunk given up has had its slot's order recorded.
+  [[nodiscard]] std::size_t held_slot(const detail::PassOrder& order, std::size_t k,
+                                      const char* call) const {
+    check_index(k);
+    const std::size_t position = locate(order, k).first;
+    const bool ours = active_order_ != nullptr && active_order_->id == order.id;
+    if (ours && held_ == position) return position % stream_layout_.ring_chunks;
+    throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
+                ", stream) on a streaming epoch found batch " + std::to_string(k) +
+                "'s chunk not held by the reader (" +
+                (!ours ? std::string("the pass running is another epoch's, or none")
+                 : held_ == no_position || held_ < position
+                     ? std::string("the batch was not asked for yet")
+                     : "the reader moved on to a later chunk") +
+                "); call it after batch(k) and before a batch of another chunk (each chunk "
+                "holds StreamOptions::chunk_batches batches)");
+  }
+
+  void check_index(std::size_t k) const {
+    if (k >= num_batches() && moved_from())
+      throw std::out_of_range("resident: batch index " + std::to_string(k) +
+                              " is out of range: the streaming dataset was moved from and holds "
+                              "no data; read the batches of the dataset it was moved to");
+    if (k >= num_batches())
+      throw std::out_of_range(
+          "resident: batch index " + std::to_string(k) +
+          " is out of range; the streaming dataset has " + std::to_string(num_batches()) +
+          " batches (" + std::to_string(num_rows()) + " rows, batch size " +
+          std::to_string(batch_size()) + ", remainder " + remainder_name(remainder()) +
+          "); use an index below " + std::to_string(num_batches()));
   }
 
   template <std::size_t... Field>
@@ -474,6 +497,7 @@ template <class Dataset>
 class StreamingEpoch {
  public:
   using batch_type = typename Dataset::batch_type;         ///< One view per field.
+  using stream_type = typename Dataset::stream_type;       ///< The streams `wait`/`release` order.
   using iterator = detail::BatchIterator<StreamingEpoch>;  ///< Input iterator over batches.
 
   /// @brief Use `StreamingDataset::epoch`.
@@ -499,6 +523,30 @@ class StreamingEpoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     lease_.check();
     return dataset_->serve(*order_, k);
+  }
+
+  /// @brief Orders `consumer` after batch `k`'s chunk landed: work enqueued on `consumer`
+  /// after this call sees the batch, without a host wait (the dataset's own `stream()` is
+  /// ordered already). Call it after `batch(k)` and before the reader asks for a batch of
+  /// another chunk; pair it with `release(k, consumer)`. On spaces whose loads complete on
+  /// the host (`HostSpace`) it checks the call and does nothing else.
+  /// @throws std::out_of_range past the end; Error when batch `k`'s chunk is not the one the
+  /// reader holds (not asked for yet, or the reader moved on), or once the dataset was moved
+  /// from, assigned, swapped or destroyed; CudaError when `consumer` cannot wait.
+  void wait(std::size_t k, stream_type consumer) {
+    lease_.check();
+    dataset_->transport_->wait(dataset_->held_slot(*order_, k, "wait"), consumer);
+  }
+
+  /// @brief Lets batch `k`'s chunk slot be loaded again only once the work enqueued on
+  /// `consumer` so far is done (the dataset's stream waits for it before it gives the chunk
+  /// up): call it after enqueueing the last read of batch `k` on `consumer`, before the reader
+  /// asks for a batch of another chunk.
+  /// @throws what `wait` throws; CudaError when the order cannot be recorded.
+  void release(std::size_t k, stream_type consumer) {
+    lease_.check();
+    (void)dataset_->held_slot(*order_, k, "release");
+    dataset_->transport_->join(consumer);
   }
 
   [[nodiscard]] iterator begin() {

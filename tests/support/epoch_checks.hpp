@@ -183,7 +183,6 @@ void check_ring_lifetime(const Space& space) {
   EXPECT_NE(read_back(ds.space(), ds.stream(), first), first_values);
 }
 
-/// Options of rank `rank` of `world` (local rank = rank).
 /// `wait(k, stream)` and `release(k, stream)`: no-ops where there is nothing to order (a
 /// zero-copy batch), refused with a message naming the batch where a gathering epoch does not
 /// hold it (not asked for yet, replaced, or the ring taken by a newer epoch), and the same
@@ -233,6 +232,7 @@ void check_wait_and_release(const Space& space) {
   EXPECT_NO_THROW(newer.wait(3, consumer));
 }
 
+/// Options of rank `rank` of `world` (local rank = rank).
 inline DatasetOptions sharded(std::size_t batch, Remainder remainder, Sharding sharding, int rank,
                               int world) {
   DatasetOptions options = epoch_options(batch, remainder);

@@ -42,6 +42,7 @@ class CudaChunkTransport {
     copy_stream_ = create_stream();
     loaded_ = create_events(slots);
     freed_ = create_events(slots);
+    joined_ = create_events(1);
     if (!pinned_sources_ && slot_bytes != 0) {
       staging_ = allocate_pinned(checked_mul(staging_buffers, slot_bytes, "staging byte size"));
       staged_ = create_events(staging_buffers);
@@ -97,6 +98,19 @@ class CudaChunkTransport {
     const CudaDeviceScope scope(device_);
     RESIDENT_CUDA_TRY(cudaEventRecord(freed_[slot_index].get(), reader_));
   }
+  /// Another stream: work enqueued on `consumer` from now on sees the slot's chunk.
+  void wait(std::size_t slot_index, cudaStream_t consumer) const {
+    const CudaDeviceScope scope(device_);
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(consumer, loaded_[slot_index].get(), 0));
+  }
+  /// Another stream: the reader's stream waits for the work enqueued on `consumer` so far, so
+  /// the slot's `freed`, recorded there when the reader gives the chunk up, covers it too (one
+  /// event serves every join: a wait captures the record made just before it).
+  void join(cudaStream_t consumer) const {
+    const CudaDeviceScope scope(device_);
+    RESIDENT_CUDA_TRY(cudaEventRecord(joined_[0].get(), consumer));
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, joined_[0].get(), 0));
+  }
   /// Waits for every copy enqueued so far.
   void drain() const {
     const CudaDeviceScope scope(device_);
@@ -111,7 +125,7 @@ class CudaChunkTransport {
   bool pinned_sources_;
   std::size_t slot_bytes_ = 0;
   CudaStream copy_stream_;
-  std::vector<CudaEvent> loaded_, freed_, staged_;
+  std::vector<CudaEvent> loaded_, freed_, joined_, staged_;
   PinnedBuffer staging_;
   std::size_t loads_ = 0;
   std::optional<CopyWorkers> workers_;
