@@ -84,13 +84,13 @@ Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& 
 
 /// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
 /// streamed one, with the same batches, size and iteration.
-template <class Dataset, bool Kernels>
+template <class Owner, bool Kernels>
 class DatasetEpoch {
-  using Preloaded = Epoch<typename Dataset::preloaded_type, NoConversion, Kernels>;
-  using Streamed = StreamingEpoch<typename Dataset::streaming_type>;
+  using Preloaded = Epoch<typename Owner::preloaded_type, NoConversion, Kernels>;
+  using Streamed = StreamingEpoch<typename Owner::streaming_type>;
 
  public:
-  using batch_type = typename Dataset::batch_type;       ///< One view per field.
+  using batch_type = typename Owner::batch_type;         ///< One view per field.
   using iterator = detail::BatchIterator<DatasetEpoch>;  ///< Input iterator over batches.
 
   /// @brief Use `Dataset::epoch`.
@@ -126,10 +126,8 @@ class DatasetEpoch {
 /// @brief A dataset that `make_dataset` preloaded or streams, as its plan decided; the same
 /// `num_batches()`, `batch(i)` and `epoch()` either way.
 template <class Space, class... Ts>
-class Dataset {
+class Dataset : public detail::DatasetAccessors<Dataset<Space, Ts...>, Space> {
  public:
-  using space_type = Space;                                 ///< Where the data lives.
-  using stream_type = typename Space::stream_type;          ///< The dataset's stream type.
   using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
   using preloaded_type = DeviceDataset<Space, Ts...>;       ///< The choice when it fits.
   using streaming_type = StreamingDataset<Space, Ts...>;    ///< The choice when it does not.
@@ -151,28 +149,9 @@ class Dataset {
   /// @brief The streamed dataset, or null when preloaded.
   [[nodiscard]] streaming_type* streaming() noexcept { return std::get_if<1>(&data_); }
 
-  [[nodiscard]] std::size_t num_rows() const noexcept {
-    return visit([](const auto& ds) { return ds.num_rows(); });
-  }
-  [[nodiscard]] std::size_t num_batches() const noexcept {
-    return visit([](const auto& ds) { return ds.num_batches(); });
-  }
-  [[nodiscard]] std::size_t batch_size() const noexcept {
-    return visit([](const auto& ds) { return ds.batch_size(); });
-  }
-  [[nodiscard]] Remainder remainder() const noexcept {
-    return visit([](const auto& ds) { return ds.remainder(); });
-  }
   /// @brief Bytes the dataset holds in the space: the data, or the streaming ring.
   [[nodiscard]] std::size_t bytes() const noexcept {
-    return visit([](const auto& ds) { return ds.bytes(); });
-  }
-  [[nodiscard]] bool empty() const noexcept { return num_rows() == 0; }
-  [[nodiscard]] const Space& space() const noexcept {
-    return visit([](const auto& ds) -> const Space& { return ds.space(); });
-  }
-  [[nodiscard]] stream_type stream() const noexcept {
-    return visit([](const auto& ds) { return ds.stream(); });
+    return detail::visit_held(data_, [](const auto& ds) { return ds.bytes(); });
   }
 
   /// @brief Batch `index` of an unshuffled epoch (a copy-free view either way; streaming may
@@ -191,12 +170,17 @@ class Dataset {
     return DatasetEpoch<Dataset, Kernels>(streaming()->epoch(options));
   }
 
- private:
-  template <class Visitor>
-  decltype(auto) visit(Visitor&& visitor) const noexcept {
-    return detail::visit_held(data_, std::forward<Visitor>(visitor));
+  /// @cond impl
+  // The core of the dataset held (see `DeviceDataset::impl_core`).
+  [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
+    return detail::visit_held(
+        data_, [](const auto& ds) -> const detail::DatasetCore<Space, num_fields>& {
+          return ds.impl_core();
+        });
   }
+  /// @endcond
 
+ private:
   std::variant<preloaded_type, streaming_type> data_;
   Plan plan_;
 };

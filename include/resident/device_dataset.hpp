@@ -17,12 +17,11 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/cuda_upload.hpp"
+#include "resident/detail/dataset_core.hpp"
+#include "resident/detail/gather_ring.hpp"
 #include "resident/detail/host_upload.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
-#include "resident/detail/ring_fences.hpp"
-#include "resident/detail/tenancy.hpp"
 #include "resident/detail/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
@@ -33,20 +32,19 @@ namespace resident {
 
 /// @brief A dataset resident in `Space`: fields `Ts...` (features, labels, ...) sharing one
 /// row count, held in one allocation with each field's base 256-byte aligned.
-/// @tparam Space `HostSpace`, `CudaSpace` or any type meeting the memory-space concept
+/// @tparam Space `HostSpace`, `CudaSpace`, `CudaHostPinnedSpace` or any type meeting the
+/// memory-space concept
 /// @tparam Ts element type of each field, unqualified (`float`, `std::int32_t`, ...)
 /// @note Move-only RAII; a moved-from dataset is empty (0 rows, 0 batches, 0 bytes).
 /// Thread-safety: const members may be called from many threads at once.
 template <class Space, class... Ts>
-class DeviceDataset {
+class DeviceDataset : public detail::DatasetAccessors<DeviceDataset<Space, Ts...>, Space> {
   static_assert(is_memory_space_v<Space>, "DeviceDataset needs a memory space");
   static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
   static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>)&&...),
                 "name the field types unqualified: DeviceDataset<Space, float, int32_t>");
 
  public:
-  using space_type = Space;                                 ///< Where the data lives.
-  using stream_type = typename Space::stream_type;          ///< The dataset's stream type.
   using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
   static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
 
@@ -61,87 +59,45 @@ class DeviceDataset {
   /// @note Strong guarantee: on any exception everything taken is released and the caller's
   /// data is untouched. On return the upload is complete on the device (the dataset's stream
   /// has been synchronised): kernels on any stream may read the data, and `fields` may be
-  /// freed at once. On `CudaSpace`, pinned sources are copied directly, pageable ones are
-  /// staged through a ring of pinned buffers while host threads fill the next one.
-  DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
-      : space_(std::move(space)), config_{options.batch_size, options.remainder, 0,
-                                          options.ring_depth, options.shard,     options.sharding} {
+  /// freed at once. How the bytes travel is the space's upload engine
+  /// (`space_traits<Space>::upload_engine`): on `CudaSpace`, pinned sources are copied
+  /// directly, pageable ones are staged through a ring of pinned buffers while host threads
+  /// fill the next one.
+  DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields) {
     const auto layout = detail::make_layout(options, fields...);
     detail::check_upload_options(options);
-    const Plan verdict =
-        detail::plan_layout(space_, options, layout, {detail::element_kind<Ts>()...});
+    const std::size_t reserve = detail::reserve_for(space, options);
+    const detail::CapacityVerdict verdict =
+        detail::check_capacity(space, reserve, layout.total_bytes);
     if (!verdict.fits) throw verdict.refusal();
-    config_.reserve_bytes = verdict.reserve_bytes;
 
-    detail::OwnedStream<Space> owned_stream = detail::dataset_stream(space_, options);
-    detail::Allocation<Space> storage(space_, layout.total_bytes);
-    detail::upload(space_, storage.data(),
-                   detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}),
-                   options, owned_stream.get());
+    detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
+    detail::Allocation<Space> storage(core.space(), layout.total_bytes);
+    space_traits<Space>::upload_engine::upload(
+        core.space(), storage.data(),
+        detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}), options,
+        core.stream());
 
-    layout_ = layout;
-    fields_ = views(storage, layout, std::index_sequence_for<Ts...>{}, fields...);
+    fields_ = detail::ResetOnMove<batch_type>(
+        views(storage, layout, std::index_sequence_for<Ts...>{}, fields...));
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
-    stream_ = std::move(owned_stream);
+    core_ = std::move(core);
   }
-
-  DeviceDataset(const DeviceDataset&) = delete;
-  DeviceDataset& operator=(const DeviceDataset&) = delete;
 
   /// @brief Takes `other`'s data; `other` is left empty (moved from), and the epochs made from
   /// it throw on their next use.
-  DeviceDataset(DeviceDataset&& other) noexcept
-      : space_(std::move(other.space_)),
-        config_(other.config_),
-        layout_(std::exchange(other.layout_, {})),
-        storage_(std::move(other.storage_)),
-        ring_(std::move(other.ring_)),
-        ring_generation_(std::exchange(other.ring_generation_, 0)),
-        fences_(std::move(other.fences_)),
-        stream_(std::move(other.stream_)),
-        fields_(std::exchange(other.fields_, batch_type{})),
-        tenancy_(std::move(other.tenancy_)) {}
-
+  DeviceDataset(DeviceDataset&& other) noexcept = default;
   /// @brief Releases this dataset's data, then takes `other`'s; `other` is left empty. The
   /// epochs made from either dataset before throw on their next use.
-  DeviceDataset& operator=(DeviceDataset&& other) noexcept {
-    if (this != &other) {
-      DeviceDataset taken(std::move(other));
-      swap(taken);
-    }
-    return *this;
-  }
-
+  DeviceDataset& operator=(DeviceDataset&& other) noexcept = default;
+  DeviceDataset(const DeviceDataset&) = delete;
+  DeviceDataset& operator=(const DeviceDataset&) = delete;
   ~DeviceDataset() = default;
 
   /// @brief Exchanges the contents of two datasets; the epochs made from either before throw
   /// on their next use (views stay valid: they refer to the data, which only changes owner).
-  void swap(DeviceDataset& other) noexcept {
-    std::swap(space_, other.space_);
-    std::swap(config_, other.config_);
-    std::swap(layout_, other.layout_);
-    std::swap(storage_, other.storage_);
-    ring_.swap(other.ring_);
-    std::swap(ring_generation_, other.ring_generation_);
-    std::swap(fences_, other.fences_);
-    stream_.swap(other.stream_);
-    std::swap(fields_, other.fields_);
-    tenancy_.swap(other.tenancy_);
-  }
+  void swap(DeviceDataset& other) noexcept { std::swap(*this, other); }
 
-  /// @brief Rows stored (before padding): every row, or this rank's part when partitioned.
-  [[nodiscard]] std::size_t num_rows() const noexcept { return layout_.geometry.order_rows; }
-  /// @brief Row of the caller's data that stored row 0 is: the part's first row when
-  /// partitioned, else 0. Row ids (`batch_indices()`) count stored rows; add this for global ids.
-  [[nodiscard]] std::size_t first_row() const noexcept { return layout_.geometry.source_first; }
-  [[nodiscard]] std::size_t batch_size() const noexcept { return config_.batch_size; }
-  [[nodiscard]] Remainder remainder() const noexcept { return config_.remainder; }
-  /// @brief Batches per epoch: the same on every rank of the job.
-  [[nodiscard]] std::size_t num_batches() const noexcept { return layout_.geometry.batches; }
-  /// @brief The rank this dataset serves (`DatasetOptions::shard`).
-  [[nodiscard]] const Shard& shard() const noexcept { return config_.shard; }
-  /// @brief How the rows are divided among the ranks (`DatasetOptions::sharding`).
-  [[nodiscard]] Sharding sharding() const noexcept { return config_.sharding; }
   /// @brief Bytes of the one allocation (fields, their `Remainder::pad` rows, alignment).
   [[nodiscard]] std::size_t bytes() const noexcept { return storage_ ? storage_->bytes() : 0; }
   /// @brief Shares ownership of the dataset's allocation: its memory stays valid while any
@@ -153,22 +109,8 @@ class DeviceDataset {
     return std::shared_ptr<const void>(storage_, storage_->data());  // aliasing: shares storage_
   }
 
-  /// @brief Whether the data was moved to another dataset (and none moved in since): the
-  /// dataset is empty and its epochs throw, saying so.
-  [[nodiscard]] bool moved_from() const noexcept { return tenancy_.moved_from(); }
-
   /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
-  /// @brief No rows stored. A rank of a job with fewer rows than ranks may be empty and still
-  /// serve a batch of padding, so that it takes part in every step.
-  [[nodiscard]] bool empty() const noexcept { return num_rows() == 0; }
-  [[nodiscard]] const Space& space() const noexcept { return space_; }
-  /// @brief The stream the dataset's device work is ordered on: the one
-  /// `DatasetOptions::stream` named (borrowed), or a non-blocking stream the dataset owns.
-  /// @note The upload has completed when the constructor returns; kernels on any stream
-  /// may read the data from then on. Later device work of the dataset is ordered on this
-  /// stream.
-  [[nodiscard]] stream_type stream() const noexcept { return stream_.get(); }
 
   /// @brief Batch `index` of every field: pointer offsets into the allocation, no copy.
   /// Single rank: rows `[index * batch_size(), ...)`; the last batch is short under
@@ -177,8 +119,8 @@ class DeviceDataset {
   /// epoch (see `Sharding`), padded where the rank's share is a row short.
   /// @throws std::out_of_range when `index >= num_batches()`.
   [[nodiscard]] batch_type batch(std::size_t index) const {
-    if (index >= num_batches()) throw_batch_out_of_range(index);
-    return batch_at(layout_.geometry.slice(index, layout_.geometry.lane));
+    if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "dataset");
+    return impl_batch(core_.geometry().slice(index, core_.geometry().lane));
   }
 
   /// @brief One epoch: the batches in the order `options` gives (see `Epoch` for the cost of
@@ -203,8 +145,28 @@ class DeviceDataset {
   template <std::size_t Field>
   [[nodiscard]] std::tuple_element_t<Field, batch_type> field() const noexcept {
     static_assert(Field < num_fields, "field index past the dataset's fields");
-    return std::get<Field>(fields_).subview(0, num_rows());
+    return std::get<Field>(fields_.get()).subview(0, core_.num_rows());
   }
+
+  /// @cond impl
+  // Implementation access, as Kokkos' `impl_` members: for `Epoch` and `Dataset`, not part
+  // of the API.
+  [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
+    return core_;
+  }
+  [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
+  [[nodiscard]] detail::GatherRing<Space>& impl_ring() noexcept { return ring_; }
+  [[nodiscard]] const detail::GatherRing<Space>& impl_ring() const noexcept { return ring_; }
+  // The zero-copy views of a slice of the stored rows (padding rows included: `fields_` views
+  // every stored row, `field<F>()` only the dataset's own).
+  [[nodiscard]] batch_type impl_batch(const detail::BatchSlice& slice) const {
+    return std::apply(
+        [&slice](const auto&... field) {
+          return batch_type(field.subview(slice.first, slice.rows).with_valid_rows(slice.valid)...);
+        },
+        fields_.get());
+  }
+  /// @endcond
 
  private:
   template <std::size_t Fields, std::size_t... Index>
@@ -217,80 +179,10 @@ class DeviceDataset {
         layout.geometry.stored_rows, fields.row_shape())...);
   }
 
-  // The zero-copy views of a slice of the stored rows (padding rows included: `fields_` views
-  // every stored row, `field<F>()` only the dataset's own).
-  [[nodiscard]] batch_type batch_at(const detail::BatchSlice& slice) const {
-    return std::apply(
-        [&slice](const auto&... field) {
-          return batch_type(field.subview(slice.first, slice.rows).with_valid_rows(slice.valid)...);
-        },
-        fields_);
-  }
-
-  [[noreturn]] void throw_batch_out_of_range(std::size_t index) const {
-    if (moved_from())
-      throw std::out_of_range("resident: batch index " + std::to_string(index) +
-                              " is out of range: the dataset was moved from and holds no data; "
-                              "read the batches of the dataset it was moved to");
-    throw std::out_of_range("resident: batch index " + std::to_string(index) +
-                            " is out of range; the dataset has " + std::to_string(num_batches()) +
-                            " batches (" + std::to_string(num_rows()) + " rows, batch size " +
-                            std::to_string(config_.batch_size) + ", remainder " +
-                            remainder_name(config_.remainder) + "); use an index below " +
-                            std::to_string(num_batches()));
-  }
-
-  template <class, class, bool>
-  friend class Epoch;
-
-  // The ring of gathering epochs, allocated at the first one after its own capacity check and
-  // grown (never shrunk) when an epoch's conversion needs wider slots. On refusal the ring
-  // held so far stays as it was.
-  void ensure_ring(std::size_t bytes) {
-    if (ring_.bytes() >= bytes) return;
-    const Capacity capacity = space_.capacity();
-    if (bytes > detail::usable_bytes(capacity.free_bytes, config_.reserve_bytes))
-      throw ring_refusal(bytes, capacity);
-    detail::Allocation<Space> grown(space_, bytes);
-    ring_.swap(grown);
-  }
-
-  [[nodiscard]] CapacityError ring_refusal(std::size_t bytes, const Capacity& capacity) const {
-    using detail::format_bytes;
-    return CapacityError(space_.name(), bytes, capacity.free_bytes, capacity.total_bytes,
-                         config_.reserve_bytes,
-                         "the dataset itself (" + format_bytes(this->bytes()) +
-                             ") is uploaded; a gathering epoch (Shuffle::samples, a conversion or "
-                             "batch_indices()) needs this ring of " +
-                             std::to_string(config_.ring_depth) +
-                             " batches besides: lower "
-                             "DatasetOptions::ring_depth or batch_size, lower the reserve, or use "
-                             "Shuffle::batches, which is zero-copy and needs no ring",
-                         "the gather ring");
-  }
-
-  [[nodiscard]] const detail::ShardGeometry& geometry() const noexcept { return layout_.geometry; }
-
-  // What moves with the data but is not emptied by a move.
-  struct Config {
-    std::size_t batch_size;
-    Remainder remainder;
-    std::size_t reserve_bytes;
-    std::size_t ring_depth;
-    Shard shard;
-    Sharding sharding;
-  };
-
-  Space space_;
-  Config config_;
-  detail::DatasetLayout<num_fields> layout_{};
+  detail::DatasetCore<Space, num_fields> core_;
   std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
-  detail::Allocation<Space> ring_;
-  std::size_t ring_generation_ = 0;
-  detail::RingFences<Space> fences_;  // orders the ring against consumers' streams
-  detail::OwnedStream<Space> stream_;
-  batch_type fields_{};
-  detail::Tenancy tenancy_;
+  detail::ResetOnMove<batch_type> fields_;              // views of every stored row
+  detail::GatherRing<Space> ring_;                      // of gathering epochs, made by the first
 };
 
 /// Deduces the field types from the tensors, const or not: `DeviceDataset ds(space, opt, x, y)`.

@@ -20,6 +20,7 @@
 #include "resident/cuda_space.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
+#include "resident/space_traits.hpp"
 
 #if RESIDENT_HAS_CUDA
 #include <cuda_bf16.h>
@@ -83,7 +84,7 @@ struct DLPackContext {
 }  // namespace detail
 
 /// @brief `view` (a field or a batch of `dataset`) as a DLPack tensor: device type and id of the
-/// dataset's space, C-contiguous (null strides), `data` the view's first element and
+/// dataset's space (`space_traits<Space>::dlpack_device_type` and `dlpack_device_id`), C-contiguous (null strides), `data` the view's first element and
 /// `byte_offset` 0 (the array API's convention: consumers such as `torch.from_dlpack` ignore
 /// `byte_offset`). The caller owns the result and calls its `deleter` once; until then the
 /// memory stays valid, even after `dataset` is destroyed. An empty view (a field of a dataset
@@ -118,12 +119,8 @@ template <class Space, class... Ts, class T>
   tensor.shape = context->shape;
   tensor.strides = nullptr;
   tensor.dtype = detail::dlpack_dtype<T>();
-#if RESIDENT_HAS_CUDA
-  if constexpr (std::is_base_of_v<CudaSpace, Space>)
-    tensor.device = {kDLCUDA, dataset.space().device_id()};
-  else
-#endif
-    tensor.device = {kDLCPU, 0};
+  tensor.device = {static_cast<DLDeviceType>(space_traits<Space>::dlpack_device_type),
+                   space_traits<Space>::dlpack_device_id(dataset.space())};
   context->tensor.manager_ctx = context.get();
   context->tensor.deleter = [](DLPackTensor* self) {
     delete static_cast<detail::DLPackContext*>(self->manager_ctx);

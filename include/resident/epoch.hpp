@@ -24,12 +24,14 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/copy_workers.hpp"
+#include "resident/detail/dataset_core.hpp"
+#include "resident/detail/gather_ring.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/layout.hpp"
-#include "resident/detail/ring_fences.hpp"
 #include "resident/detail/row_order.hpp"
 #include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/tenancy.hpp"
+#include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
@@ -39,25 +41,6 @@
 #endif
 
 namespace resident {
-
-/// @brief How an epoch orders the data.
-enum class Shuffle {
-  none,  ///< Batches in order; zero-copy.
-  /// A seeded permutation of the batch order; zero-copy. A last batch that is short (or
-  /// padded) on some rank stays last, so that every rank's steps have the same sizes.
-  batches,
-  /// A seeded permutation of all rows; each batch is gathered into the dataset's ring (one
-  /// kernel per field on `CudaSpace`, the copy threads on `HostSpace`).
-  samples,
-};
-
-/// @brief Which epoch, in which order. The same `seed`, `epoch` and dataset give the same
-/// batches on every space and every run; pass the epoch number explicitly (no hidden state).
-struct EpochOptions {
-  std::uint64_t seed = 0;           ///< Key of the shuffle.
-  std::uint64_t epoch = 0;          ///< Epoch number: a new order for each.
-  Shuffle shuffle = Shuffle::none;  ///< What is shuffled.
-};
 
 namespace detail {
 
@@ -100,15 +83,6 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
   using type = typename Op::output_type;
 };
 
-/// @brief The lane a replicated rank takes in a shuffled epoch: ranks trade lanes each epoch
-/// (a permutation of their own key stream), so that no rank keeps the same rows.
-inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions& options) {
-  constexpr std::uint64_t lane_key = 0x6c616e6573ULL;  // "lanes"
-  if (geometry.lanes <= 1) return geometry.lane;
-  return static_cast<std::size_t>(
-      Permutation(geometry.lanes, mix64(options.seed) ^ lane_key, options.epoch)(geometry.lane));
-}
-
 }  // namespace detail
 
 /// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as
@@ -131,11 +105,11 @@ inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions&
 /// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
 /// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
 /// one thread at a time.
-template <class Dataset, class Conversion, bool Kernels>
+template <class Owner, class Conversion, bool Kernels>
 class Epoch {
-  using Space = typename Dataset::space_type;
-  using Stored = typename Dataset::batch_type;
-  static constexpr std::size_t fields = Dataset::num_fields;
+  using Space = typename Owner::space_type;
+  using Stored = typename Owner::batch_type;
+  static constexpr std::size_t fields = Owner::num_fields;
   using Op = typename detail::conversion_op<Conversion>::type;
   static constexpr bool has_conversion = !std::is_same_v<Conversion, NoConversion>;
 
@@ -158,16 +132,16 @@ class Epoch {
   using stream_type = typename Space::stream_type;   ///< The streams `wait`/`release` order.
 
   /// @brief Use `DeviceDataset::epoch`.
-  Epoch(Dataset& dataset, EpochOptions options, Conversion conversion)
+  Epoch(Owner& dataset, EpochOptions options, Conversion conversion)
       : dataset_(&dataset),
-        lease_(dataset.tenancy_.lease()),
+        lease_(dataset.impl_core().lease()),
         options_(options),
         conversion_(conversion),
-        lane_(dataset.geometry().lane) {
+        lane_(dataset.impl_core().geometry().lane) {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     if constexpr (detail::checks_row_layout<Op>::value)
       conversion_.op.check_row_layout(dataset.template field<Conversion::field>().row_elements());
-    const detail::ShardGeometry& geometry = dataset.geometry();
+    const detail::ShardGeometry& geometry = dataset.impl_core().geometry();
     if (options.shuffle == Shuffle::batches) {
       // A short last batch stays last (see ShardGeometry::short_last).
       batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
@@ -199,7 +173,7 @@ class Epoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!has_conversion) {
-      if (!gathers()) return dataset_->batch_at(slice_of(k));
+      if (!gathers()) return dataset_->impl_batch(slice_of(k));
     }
     return views(materialize(k, true), k, std::make_index_sequence<fields>{});
   }
@@ -211,7 +185,8 @@ class Epoch {
     check_index(k);
     const std::size_t slot = materialize(k, gathers());
     return index_view(reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
-                          dataset_->ring_.data() + slot * ring_.slot_bytes + ring_.index_offset),
+                          dataset_->impl_ring().data() + slot * ring_.slot_bytes +
+                          ring_.index_offset),
                       rows_of(k), Shape{}, valid_rows_of(k));
   }
 
@@ -228,8 +203,8 @@ class Epoch {
   void wait(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "wait");
     if (slot == no_batch) return;
-    [[maybe_unused]] const auto scope = detail::device_scope(dataset_->space());
-    dataset_->fences_.wait(slot, consumer);
+    [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
+    dataset_->impl_ring().fences().wait(slot, consumer);
   }
 
   /// @brief Lets the ring slot of batch `k` be gathered into again only once the work enqueued
@@ -241,8 +216,8 @@ class Epoch {
   void release(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "release");
     if (slot == no_batch) return;
-    [[maybe_unused]] const auto scope = detail::device_scope(dataset_->space());
-    dataset_->fences_.release(slot, consumer);
+    [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
+    dataset_->impl_ring().fences().release(slot, consumer);
   }
 
   /// @brief Input iterator over the epoch's batches.
@@ -290,7 +265,7 @@ class Epoch {
   }
 
   void check_ring_is_ours() const {
-    if (generation_ != dataset_->ring_generation_)
+    if (generation_ != dataset_->impl_ring().generation())
       throw Error(
           "resident: this epoch's ring was taken by a newer gathering epoch of the same "
           "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
@@ -302,24 +277,24 @@ class Epoch {
   }
   // Where epoch batch k lies in the order: its positions and how many are real.
   [[nodiscard]] detail::BatchSlice slice_of(std::size_t k) const noexcept {
-    return dataset_->geometry().slice(stored_batch(k), lane_);
+    return dataset_->impl_core().geometry().slice(stored_batch(k), lane_);
   }
   [[nodiscard]] std::size_t valid_rows_of(std::size_t k) const noexcept {
     return slice_of(k).valid;
   }
   [[nodiscard]] std::size_t rows_of(std::size_t k) const noexcept { return slice_of(k).rows; }
   [[nodiscard]] detail::RowOrder order_of(std::size_t k) const noexcept {
-    return {sample_order_, dataset_->geometry().order_rows, slice_of(k).first};
+    return {sample_order_, dataset_->impl_core().geometry().order_rows, slice_of(k).first};
   }
 
   void claim_ring() {
+    const detail::DatasetCore<Space, fields>& core = dataset_->impl_core();
     const auto ring = detail::make_ring_layout(
-        dataset_->layout_, ring_element_sizes(std::make_index_sequence<fields>{}),
-        dataset_->config_.ring_depth);
-    dataset_->ensure_ring(ring.total_bytes);
-    dataset_->fences_.ensure(dataset_->space(), ring.depth);
+        core.layout(), ring_element_sizes(std::make_index_sequence<fields>{}),
+        core.config().ring_depth);
+    generation_ = dataset_->impl_ring().claim(core.space(), core.config(), ring.total_bytes,
+                                              ring.depth, dataset_->bytes());
     ring_ = ring;
-    generation_ = ++dataset_->ring_generation_;
     slot_batch_.assign(ring_.depth, no_batch);
     slot_has_fields_.assign(slot_batch_.size(), false);
   }
@@ -339,18 +314,19 @@ class Epoch {
 
   template <std::size_t... Field>
   void fill(std::size_t slot, std::size_t k, bool with_fields, std::index_sequence<Field...>) {
-    std::byte* base = dataset_->ring_.data() + slot * ring_.slot_bytes;
+    std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
     auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
     const detail::RowOrder order = order_of(k);
     const std::size_t rows = rows_of(k);
     // The kernels go to the dataset's device, whichever the caller has current.
-    [[maybe_unused]] const auto scope = detail::device_scope(dataset_->space());
-    dataset_->fences_.before_fill(slot, dataset_->stream());
+    [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
+    const auto& fences = dataset_->impl_ring().fences();
+    fences.before_fill(slot, dataset_->stream());
     if (with_fields) {
       (gather_field<Field>(base + ring_.offsets[Field], order, rows,
                            Field == 0 ? indices : nullptr),
        ...);
-    } else if constexpr (is_device_accessible_v<Space>) {
+    } else if constexpr (space_traits<Space>::gathers_with_kernels) {
       require_kernels();
 #if defined(__CUDACC__)
       detail::device_fill_indices(order, rows, indices, dataset_->stream());
@@ -358,7 +334,7 @@ class Epoch {
     } else {
       for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
     }
-    dataset_->fences_.after_fill(slot, dataset_->stream());
+    fences.after_fill(slot, dataset_->stream());
   }
 
   template <std::size_t Field>
@@ -367,7 +343,7 @@ class Epoch {
     const auto source = dataset_->template field<Field>();
     auto* to = reinterpret_cast<output_t<Field>*>(destination);  // NOLINT: typed ring bytes
     const auto& op = field_op<Field>();
-    if constexpr (is_device_accessible_v<Space>) {
+    if constexpr (space_traits<Space>::gathers_with_kernels) {
       require_kernels();
 #if defined(__CUDACC__)
       detail::device_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
@@ -377,7 +353,7 @@ class Epoch {
 #endif
     } else {
       if (!workers_) {
-        const std::size_t batch_bytes = dataset_->geometry().largest_batch_rows() *
+        const std::size_t batch_bytes = dataset_->impl_core().geometry().largest_batch_rows() *
                                         source.row_elements() * sizeof(stored_t<Field>);
         workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
       }
@@ -405,7 +381,7 @@ class Epoch {
   template <std::size_t... Field>
   [[nodiscard]] batch_type views(std::size_t slot, std::size_t k,
                                  std::index_sequence<Field...>) const {
-    const std::byte* base = dataset_->ring_.data() + slot * ring_.slot_bytes;
+    const std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
     const std::size_t rows = rows_of(k);
     const std::size_t valid = valid_rows_of(k);
     return batch_type(BatchView<const output_t<Field>>(
@@ -413,7 +389,7 @@ class Epoch {
         rows, dataset_->template field<Field>().row_shape(), valid)...);
   }
 
-  Dataset* dataset_;
+  Owner* dataset_;
   detail::TenancyLease lease_;  // checked before every use of `dataset_`
   EpochOptions options_;
   Conversion conversion_;

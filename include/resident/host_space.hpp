@@ -146,4 +146,10 @@ class HostSpace {
   std::shared_ptr<detail::HostBudget> budget_;
 };
 
+/// @brief `HostSpace`'s engines: the defaults, with files read straight into its memory.
+template <>
+struct space_traits<HostSpace> : default_space_traits<HostSpace> {
+  static constexpr bool host_writable = true;  ///< See `default_space_traits`.
+};
+
 }  // namespace resident

@@ -15,6 +15,7 @@
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/compact.hpp"
+#include "resident/detail/dataset_core.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/stream_layout.hpp"
@@ -215,8 +216,8 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
                    " or more ranks it would fit";
 }
 
-/// The capacity check on a computed layout: shared by `plan()` and the dataset constructors so
-/// they can never disagree.
+/// The plan of a computed layout: the capacity verdict the constructors reach
+/// (`check_capacity`, so that the two can never disagree), then the advice on top.
 template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
                  const DatasetLayout<Fields>& layout,
@@ -224,13 +225,15 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   std::array<std::size_t, Fields> ring_element{};
   for (std::size_t field = 0; field < Fields; ++field)
     ring_element[field] = ring_element_bytes(kinds[field].bytes);
-  const Capacity capacity = space.capacity();
+  const CapacityVerdict capacity =
+      check_capacity(space, reserve_for(space, options), layout.total_bytes);
   Plan verdict;
-  verdict.space_name = space.name();
-  verdict.needed_bytes = layout.total_bytes;
+  verdict.space_name = capacity.space_name;
+  verdict.needed_bytes = capacity.needed_bytes;
   verdict.free_bytes = capacity.free_bytes;
   verdict.total_bytes = capacity.total_bytes;
-  verdict.reserve_bytes = options.reserve_bytes.value_or(space.default_reserve_bytes());
+  verdict.reserve_bytes = capacity.reserve_bytes;
+  verdict.fits = capacity.fits;
   verdict.num_rows = layout.geometry.order_rows;
   verdict.num_batches = layout.geometry.batches;
   verdict.ring_bytes = make_ring_layout(layout, ring_element, options.ring_depth).total_bytes;
@@ -243,7 +246,6 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   verdict.replicated_rank_bytes =
       place_fields(layout, make_geometry(layout.source_rows, replicated)).total_bytes;
   const std::size_t usable = verdict.usable_bytes();
-  verdict.fits = verdict.needed_bytes <= usable;
   verdict.fits_with_ring = verdict.fits && verdict.ring_bytes <= usable - verdict.needed_bytes;
   verdict.compact_bytes = compact_layout(layout, kinds, verdict.compact_dtypes).total_bytes;
   verdict.partition_world_size = fewest_partition_ranks(layout, options, usable);

@@ -18,9 +18,19 @@
 ///   `void synchronize(stream_type) const`;
 /// - `copy_from_host(dst, src, bytes, stream)` and `copy_to_host(dst, src, bytes, stream)`,
 ///   ordered on `stream`; the copy is complete once `synchronize(stream)` returns.
+///
+/// That is enough for every dataset, epoch and stream to work in the space, through the
+/// defaults of `space_traits`. What a space does better than the defaults (its own upload
+/// engine, streaming transport, gather, stream ordering, DLPack device) it says by
+/// specialising `space_traits` beside its own definition, as `CudaSpace` and
+/// `CudaHostPinnedSpace` do: the one place to extend.
 
 #include <cstddef>
 #include <type_traits>
+
+/// The CUDA runtime's stream type (`cudaStream_t` is `CUstream_st*`), declared so that the
+/// traits can recognise it without including CUDA headers.
+struct CUstream_st;
 
 namespace resident {
 
@@ -38,18 +48,60 @@ constexpr std::size_t usable_bytes(std::size_t free, std::size_t reserve) noexce
   return free > reserve ? free - reserve : 0;
 }
 
-/// @brief What `device_scope` gives a space without devices: nothing to make current.
+/// @brief What `space_traits::device_scope` gives a space without devices: nothing to make
+/// current.
 struct NoDeviceScope {};
 
-/// @brief Makes the device of `space` current until the returned scope ends, where the space
-/// has devices (`CudaSpace`, see cuda_space.hpp); nothing for every other space, so that code
-/// that launches work is the same on every space.
+// The default engines of `space_traits`, defined in the headers named.
+struct CopyTeamUpload;  // host_upload.hpp
 template <class Space>
-constexpr NoDeviceScope device_scope(const Space& /*space*/) noexcept {
-  return {};
-}
+class HostChunkTransport;  // host_chunk_transport.hpp
+template <class Space>
+class NoRingFences;  // ring_fences.hpp
 
 }  // namespace detail
+
+/// @brief The defaults of `space_traits`, for specialisations to inherit and override in
+/// part. They suit a space whose copies complete on the calling thread (the host space and
+/// spaces built on it, such as the fault-injecting test spaces): every byte goes through the
+/// space's `copy_from_host`, so a space that wraps another sees every copy.
+template <class Space>
+struct default_space_traits {
+  /// @brief The upload engine: `upload_engine::upload(space, destination, plan, options,
+  /// stream)` copies an upload plan into the space (the host copy team by default).
+  using upload_engine = detail::CopyTeamUpload;
+  /// @brief How a `StreamingDataset` loads chunks into its slots (the producer thread copies
+  /// them, done when its load returns, by default).
+  using chunk_transport = detail::HostChunkTransport<Space>;
+  /// @brief How a gathering epoch orders its ring against consumer streams (`Epoch::wait`,
+  /// `Epoch::release`): nothing to order by default (gathers complete before `batch(k)`).
+  using ring_fences = detail::NoRingFences<Space>;
+  /// @brief Whether gathering epochs launch kernels (one per field, on the dataset's stream)
+  /// rather than gather with the host's copy threads: where kernels can read the memory.
+  static constexpr bool gathers_with_kernels = Space::device_accessible;
+  /// @brief Whether host code may write the space's memory directly, so that files are read
+  /// straight into it rather than through `copy_from_host` (off by default: a wrapping space
+  /// must see every byte).
+  static constexpr bool host_writable = false;
+  /// @brief Whether `DatasetOptions::stream` (a CUDA stream) names the dataset's stream.
+  static constexpr bool takes_caller_stream =
+      std::is_same_v<typename Space::stream_type, CUstream_st*>;
+  /// @brief DLPack's `DLDeviceType` of the space's memory (`kDLCPU` = 1 by default).
+  static constexpr int dlpack_device_type = 1;
+  /// @brief DLPack's device id of `space`'s memory.
+  static constexpr int dlpack_device_id(const Space& /*space*/) noexcept { return 0; }
+  /// @brief Makes the space's device current until the returned scope ends, where the space
+  /// has devices; nothing by default, so that code that launches work is the same everywhere.
+  static constexpr detail::NoDeviceScope device_scope(const Space& /*space*/) noexcept {
+    return {};
+  }
+};
+
+/// @brief How datasets, epochs and streams work in memory space `Space`: the customisation
+/// point of a space. Specialise it beside the space, deriving from `default_space_traits`
+/// and overriding what the space does better (see `default_space_traits` for each member).
+template <class Space>
+struct space_traits : default_space_traits<Space> {};
 
 /// @brief Alignment of every field's base inside a dataset allocation, in bytes: enough for
 /// vectorised loads, cp.async and TMA, and the granule `cudaMalloc` itself guarantees.

@@ -24,31 +24,41 @@
 
 namespace resident::detail {
 
-/// @brief How a streaming dataset loads chunks into `CudaSpace`: copies on a copy stream of
-/// its own, ordered against the reader's stream by events and never by a host wait, so that
-/// the copy of chunk k+1 overlaps the reader's kernels on chunk k.
+/// @brief `space_traits<CudaSpace>::chunk_transport`: how a streaming dataset loads chunks
+/// into `CudaSpace`: copies on a copy stream of its own, ordered against the reader's stream
+/// by events and never by a host wait, so that the copy of chunk k+1 overlaps the reader's
+/// kernels on chunk k.
 ///
 /// Per slot, `loaded` is recorded on the copy stream behind the chunk's copies (the reader's
 /// stream waits on it before its first batch of the chunk), and `freed` on the reader's stream
 /// when the reader gives the chunk up (the copy stream waits on it before overwriting the
-/// slot). Pageable sources go through two page-locked staging buffers of one slot each, filled
+/// slot). Pageable sources go through the staging ring, two buffers of one slot each, filled
 /// by host threads while the other drains; page-locked sources are copied directly.
 class CudaChunkTransport {
  public:
+  /// Whether the copy engine can read every source directly (page-locked memory), asked with
+  /// the space's device current.
+  template <class Sources>
+  [[nodiscard]] static bool sources_pinned(const CudaSpace& space, const Sources& sources) {
+    const CudaDeviceScope scope(space.device_id());
+    return std::all_of(std::begin(sources), std::end(sources), [](const RowSource& source) {
+      return source.memory() != nullptr &&
+             range_is_pinned(source.memory(), source.rows() * source.row_bytes());
+    });
+  }
+
   CudaChunkTransport(const CudaSpace& space, cudaStream_t reader, std::size_t slots,
                      std::size_t slot_bytes, bool pinned_sources, unsigned threads)
-      : device_(space.device_id()), reader_(reader), pinned_sources_(pinned_sources) {
+      : device_(space.device_id()), reader_(reader) {
     const CudaDeviceScope scope(device_);  // the stream and events belong to this device
     copy_stream_ = create_stream();
     loaded_ = create_events(slots);
     freed_ = create_events(slots);
-    joined_ = create_events(1);
-    if (!pinned_sources_ && slot_bytes != 0) {
-      staging_ = allocate_pinned(checked_mul(staging_buffers, slot_bytes, "staging byte size"));
-      staged_ = create_events(staging_buffers);
+    joined_ = create_event();
+    if (!pinned_sources && slot_bytes != 0) {
+      staging_.emplace(staging_buffers, slot_bytes, copy_stream_.get());
       workers_.emplace(threads);
     }
-    slot_bytes_ = slot_bytes;
   }
   CudaChunkTransport(const CudaChunkTransport&) = delete;
   CudaChunkTransport& operator=(const CudaChunkTransport&) = delete;
@@ -61,7 +71,7 @@ class CudaChunkTransport {
   /// Producer thread: enqueues the copies of one chunk into `slot` (slot `slot_index`).
   void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies) {
     const CudaDeviceScope scope(device_);
-    if (pinned_sources_) {
+    if (!staging_) {
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
       for (const ChunkCopy& copy : copies)
         RESIDENT_CUDA_TRY(cudaMemcpyAsync(
@@ -69,8 +79,8 @@ class CudaChunkTransport {
             copy.bytes(), cudaMemcpyHostToDevice, copy_stream_.get()));
     } else {
       const std::size_t buffer = loads_++ % staging_buffers;
-      std::byte* staging = staging_.get() + buffer * slot_bytes_;
-      RESIDENT_CUDA_TRY(cudaEventSynchronize(staged_[buffer].get()));  // its last copy has drained
+      std::byte* staging = staging_->buffer(buffer);
+      staging_->wait_until_free(buffer);  // its last copy has drained
       for (const ChunkCopy& copy : copies) {
         const std::size_t row_bytes = copy.source->row_bytes();
         workers_->for_each_slice(0, copy.rows, [&](std::size_t from, std::size_t to) {
@@ -80,9 +90,8 @@ class CudaChunkTransport {
       }
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
       for (const ChunkCopy& copy : copies)
-        RESIDENT_CUDA_TRY(cudaMemcpyAsync(slot + copy.offset, staging + copy.offset, copy.bytes(),
-                                          cudaMemcpyHostToDevice, copy_stream_.get()));
-      RESIDENT_CUDA_TRY(cudaEventRecord(staged_[buffer].get(), copy_stream_.get()));
+        staging_->copy_out(buffer, copy.offset, slot + copy.offset, copy.bytes());
+      staging_->record(buffer);
     }
     RESIDENT_CUDA_TRY(cudaEventRecord(loaded_[slot_index].get(), copy_stream_.get()));
   }
@@ -108,8 +117,8 @@ class CudaChunkTransport {
   /// event serves every join: a wait captures the record made just before it).
   void join(cudaStream_t consumer) const {
     const CudaDeviceScope scope(device_);
-    RESIDENT_CUDA_TRY(cudaEventRecord(joined_[0].get(), consumer));
-    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, joined_[0].get(), 0));
+    RESIDENT_CUDA_TRY(cudaEventRecord(joined_.get(), consumer));
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, joined_.get(), 0));
   }
   /// Waits for every copy enqueued so far.
   void drain() const {
@@ -122,24 +131,13 @@ class CudaChunkTransport {
 
   int device_;
   cudaStream_t reader_;
-  bool pinned_sources_;
-  std::size_t slot_bytes_ = 0;
   CudaStream copy_stream_;
-  std::vector<CudaEvent> loaded_, freed_, joined_, staged_;
-  PinnedBuffer staging_;
+  std::vector<CudaEvent> loaded_, freed_;
+  CudaEvent joined_;
+  std::optional<CudaStagingRing> staging_;  // pageable sources only; drained by the destructor
   std::size_t loads_ = 0;
   std::optional<CopyWorkers> workers_;
 };
-
-/// @brief Whether every source is page-locked host memory, so chunks can be copied straight
-/// from it (files and pageable memory are staged).
-template <class Sources>
-bool sources_are_pinned(const Sources& sources) {
-  return std::all_of(std::begin(sources), std::end(sources), [](const RowSource& source) {
-    return source.memory() != nullptr &&
-           range_is_pinned(source.memory(), source.rows() * source.row_bytes());
-  });
-}
 
 }  // namespace resident::detail
 

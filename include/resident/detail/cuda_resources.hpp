@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "resident/cuda_space.hpp"
+#include "resident/detail/cuda_device.hpp"
 #include "resident/detail/cuda_try.hpp"
 #include "resident/detail/resources.hpp"
 

@@ -75,9 +75,12 @@ class CudaEventRing {
   std::vector<CudaEvent> events_;
 };
 
-/// @brief The staging transport of `staged_upload` on CUDA: a ring of page-locked buffers
-/// behind an event ring. Allocated once per upload and small (a few chunks), because
-/// page-locking costs hundreds of milliseconds per GiB.
+/// @brief The one page-locked staging ring on CUDA: buffers of host memory that host threads
+/// fill while the copy engine drains the others, each behind an event recorded after the
+/// last copy out of it. Uploads use it as `staged_upload`'s transport (`transfer`); streaming
+/// uses it for its two chunk buffers (`copy_out`, then `record`). Allocated once per upload
+/// or stream and small (a few buffers), because page-locking costs hundreds of milliseconds
+/// per GiB.
 class CudaStagingRing {
  public:
   CudaStagingRing(std::size_t buffers, std::size_t buffer_bytes, cudaStream_t stream)
@@ -89,11 +92,20 @@ class CudaStagingRing {
   [[nodiscard]] std::byte* buffer(std::size_t slot) const noexcept {
     return base_.get() + slot * buffer_bytes_;
   }
+  /// Returns once every copy out of buffer `slot` enqueued before its last `record` is done.
   void wait_until_free(std::size_t slot) const { events_.wait_until_free(slot); }
+  /// Enqueues a copy of `bytes` from `offset` in buffer `slot` to device memory `destination`.
+  void copy_out(std::size_t slot, std::size_t offset, std::byte* destination,
+                std::size_t bytes) const {
+    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, buffer(slot) + offset, bytes,
+                                      cudaMemcpyHostToDevice, events_.stream()));
+  }
+  /// The copies enqueued so far are the last ones out of buffer `slot`.
+  void record(std::size_t slot) const { events_.record(slot); }
+  /// `staged_upload`'s transfer: the first `bytes` of buffer `slot` to `destination`.
   void transfer(std::size_t slot, std::byte* destination, std::size_t bytes) const {
-    RESIDENT_CUDA_TRY(cudaMemcpyAsync(destination, buffer(slot), bytes, cudaMemcpyHostToDevice,
-                                      events_.stream()));
-    events_.record(slot);
+    copy_out(slot, 0, destination, bytes);
+    record(slot);
   }
   void finish() const { events_.finish(); }
 
@@ -124,26 +136,28 @@ inline void direct_upload(std::byte* destination, const UploadPlan& plan, std::s
                    });
 }
 
-/// @brief The upload into `CudaSpace`: direct from pinned sources, staged from pageable ones,
-/// with the space's device current throughout (events belong to one device).
-inline void upload(const CudaSpace& space, std::byte* destination, const UploadPlan& plan,
-                   const DatasetOptions& options, cudaStream_t stream) {
-  const ProgressReporter progress(options.on_progress, plan.total_bytes);
-  if (plan.total_bytes != 0) {
-    const CudaDeviceScope scope(space.device_id());
-    const std::size_t chunk = std::min(options.chunk_bytes, plan.total_bytes);
-    const std::size_t in_flight =
-        std::min(options.staging_buffers, count_chunks(plan.total_bytes, chunk));
-    if (sources_are_pinned(plan)) {
-      direct_upload(destination, plan, chunk, in_flight, stream, progress);
-    } else {
-      CudaStagingRing ring(in_flight, chunk, stream);
-      staged_upload(ring, destination, plan, chunk,
-                    upload_thread_count(options.upload_threads, plan.total_bytes), progress);
+/// @brief `space_traits<CudaSpace>::upload_engine`: direct from pinned sources, staged from
+/// pageable ones, with the space's device current throughout (events belong to one device).
+struct CudaUpload {
+  static void upload(const CudaSpace& space, std::byte* destination, const UploadPlan& plan,
+                     const DatasetOptions& options, cudaStream_t stream) {
+    const ProgressReporter progress(options.on_progress, plan.total_bytes);
+    if (plan.total_bytes != 0) {
+      const CudaDeviceScope scope(space.device_id());
+      const std::size_t chunk = std::min(options.chunk_bytes, plan.total_bytes);
+      const std::size_t in_flight =
+          std::min(options.staging_buffers, count_chunks(plan.total_bytes, chunk));
+      if (sources_are_pinned(plan)) {
+        direct_upload(destination, plan, chunk, in_flight, stream, progress);
+      } else {
+        CudaStagingRing ring(in_flight, chunk, stream);
+        staged_upload(ring, destination, plan, chunk,
+                      upload_thread_count(options.upload_threads, plan.total_bytes), progress);
+      }
     }
+    progress.report(plan.total_bytes);
   }
-  progress.report(plan.total_bytes);
-}
+};
 
 }  // namespace resident::detail
 

@@ -7,19 +7,27 @@
 #include <vector>
 
 #include "resident/detail/row_source.hpp"
-#include "resident/host_space.hpp"
+#include "resident/space_traits.hpp"
 
 namespace resident::detail {
 
-/// @brief How a streaming dataset loads chunks into a space whose copies complete on the
-/// calling thread (the host space and spaces built on it): the producer thread writes the
-/// slot itself, so a chunk is ready when its load returns and nothing needs ordering.
-/// Files are read straight into `HostSpace` slots; other spaces see every byte go through
-/// their `copy_from_host` (fault-injecting test spaces count on it).
+/// @brief The default `space_traits::chunk_transport`: how a streaming dataset loads chunks
+/// into a space whose copies complete on the calling thread (the host space and spaces built
+/// on it): the producer thread writes the slot itself, so a chunk is ready when its load
+/// returns and nothing needs ordering. Files are read straight into the slots of a space that
+/// is `host_writable`; other spaces see every byte go through their `copy_from_host`
+/// (fault-injecting test spaces count on it).
 template <class Space>
 class HostChunkTransport {
  public:
   using stream_type = typename Space::stream_type;
+
+  /// Sources are never read by a copy engine here: nothing to ask.
+  template <class Sources>
+  [[nodiscard]] static constexpr bool sources_pinned(const Space& /*space*/,
+                                                     const Sources& /*sources*/) noexcept {
+    return false;
+  }
 
   HostChunkTransport(const Space& space, stream_type stream, std::size_t /*slots*/,
                      std::size_t /*slot_bytes*/, bool /*pinned_sources*/, unsigned /*threads*/)
@@ -32,7 +40,7 @@ class HostChunkTransport {
       if (const std::byte* from = copy.source->memory()) {
         space_.copy_from_host(to, from + copy.first_row * copy.source->row_bytes(), copy.bytes(),
                               stream_);
-      } else if constexpr (std::is_same_v<Space, HostSpace>) {
+      } else if constexpr (space_traits<Space>::host_writable) {
         copy.source->read(copy.first_row, copy.rows, to);
       } else {
         bounce_.resize(copy.bytes());

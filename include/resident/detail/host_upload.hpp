@@ -11,30 +11,32 @@
 
 namespace resident::detail {
 
-/// @brief The upload into any space but `CudaSpace` (which stages through pinned memory, see
-/// cuda_upload.hpp), built for spaces whose `copy_from_host` completes on the calling thread (the
-/// host space and spaces built on it): chunk by chunk, each chunk split across a team of copy
-/// threads, progress reported and cancellation honoured between chunks.
+/// @brief The default upload engine of `space_traits`, for spaces whose `copy_from_host`
+/// completes on the calling thread (the host space and spaces built on it): chunk by chunk,
+/// each chunk split across a team of copy threads, progress reported and cancellation honoured
+/// between chunks.
 /// @note Every byte goes through `space.copy_from_host`, so a space that wraps the host space
 /// (for fault injection, say) sees every copy.
-template <class Space>
-void upload(const Space& space, std::byte* destination, const UploadPlan& plan,
-            const DatasetOptions& options, typename Space::stream_type stream) {
-  static constexpr std::byte zeros[field_alignment]{};  // gaps are shorter than an alignment
-  const ProgressReporter progress(options.on_progress, plan.total_bytes);
-  CopyWorkers workers(upload_thread_count(options.upload_threads, plan.total_bytes));
-  const auto copy_slice = [&](std::size_t first, std::size_t last) {
-    plan.for_each_part(first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
-      space.copy_from_host(destination + at, source != nullptr ? source : zeros, n, stream);
-    });
-  };
-  for_each_chunk(plan.total_bytes, options.chunk_bytes,
-                 [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
-                   workers.for_each_slice(first, last, copy_slice);
-                   if (last < plan.total_bytes) progress.report(last);
-                 });
-  space.synchronize(stream);
-  progress.report(plan.total_bytes);
-}
+struct CopyTeamUpload {
+  template <class Space>
+  static void upload(const Space& space, std::byte* destination, const UploadPlan& plan,
+                     const DatasetOptions& options, typename Space::stream_type stream) {
+    static constexpr std::byte zeros[field_alignment]{};  // gaps are shorter than an alignment
+    const ProgressReporter progress(options.on_progress, plan.total_bytes);
+    CopyWorkers workers(upload_thread_count(options.upload_threads, plan.total_bytes));
+    const auto copy_slice = [&](std::size_t first, std::size_t last) {
+      plan.for_each_part(first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
+        space.copy_from_host(destination + at, source != nullptr ? source : zeros, n, stream);
+      });
+    };
+    for_each_chunk(plan.total_bytes, options.chunk_bytes,
+                   [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
+                     workers.for_each_slice(first, last, copy_slice);
+                     if (last < plan.total_bytes) progress.report(last);
+                   });
+    space.synchronize(stream);
+    progress.report(plan.total_bytes);
+  }
+};
 
 }  // namespace resident::detail

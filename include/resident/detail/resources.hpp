@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "resident/dataset_options.hpp"
 
 namespace resident::detail {
 
@@ -57,62 +56,5 @@ class Allocation {
   void* pointer_ = nullptr;
   std::size_t bytes_ = 0;
 };
-
-/// A stream of a memory space: created and destroyed here, or borrowed from the caller and
-/// left alone (move-only RAII).
-template <class Space>
-class OwnedStream {
- public:
-  using stream_type = typename Space::stream_type;
-
-  OwnedStream() = default;
-  /// Creates a stream of `space`, destroyed with this object.
-  explicit OwnedStream(const Space& space) : space_(space), stream_(space.create_stream()) {}
-  /// Uses the caller's `stream`, which this object never destroys.
-  [[nodiscard]] static OwnedStream borrow(const Space& space, stream_type stream) {
-    OwnedStream borrowed;
-    borrowed.space_ = space;
-    borrowed.stream_ = stream;
-    borrowed.owned_ = false;
-    return borrowed;
-  }
-  OwnedStream(OwnedStream&& other) noexcept
-      : space_(std::move(other.space_)),
-        stream_(std::exchange(other.stream_, stream_type{})),
-        owned_(std::exchange(other.owned_, false)) {}
-  OwnedStream& operator=(OwnedStream&& other) noexcept {
-    OwnedStream taken(std::move(other));
-    swap(taken);
-    return *this;
-  }
-  OwnedStream(const OwnedStream&) = delete;
-  OwnedStream& operator=(const OwnedStream&) = delete;
-  ~OwnedStream() {
-    if (owned_) space_.destroy_stream(stream_);
-  }
-
-  void swap(OwnedStream& other) noexcept {
-    std::swap(space_, other.space_);
-    std::swap(stream_, other.stream_);
-    std::swap(owned_, other.owned_);
-  }
-
-  [[nodiscard]] stream_type get() const noexcept { return stream_; }
-
- private:
-  Space space_{};
-  stream_type stream_{};
-  bool owned_ = false;
-};
-
-/// A dataset's stream: the caller's (borrowed) where the options name one and the space runs on
-/// CUDA streams, else a new one the dataset owns.
-template <class Space>
-OwnedStream<Space> dataset_stream(const Space& space, const DatasetOptions& options) {
-  if constexpr (std::is_same_v<typename Space::stream_type, CUstream_st*>) {
-    if (options.stream) return OwnedStream<Space>::borrow(space, *options.stream);
-  }
-  return OwnedStream<Space>(space);
-}
 
 }  // namespace resident::detail

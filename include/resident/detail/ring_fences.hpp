@@ -5,8 +5,9 @@
 // The order between a dataset's gather ring and the streams that read it: per ring slot, an
 // event recorded behind the gather into it (`ready`: a consumer's stream waits on it before
 // reading the batch) and one recorded on a consumer's stream behind its reads (`freed`: the
-// next gather into the slot waits on it). Only `CudaSpace` has streams to order; everywhere
-// else a gather completes before `batch(k)` returns and every member does nothing.
+// next gather into the slot waits on it). A space names its fences in
+// `space_traits::ring_fences`: `NoRingFences` where a gather completes before `batch(k)`
+// returns (every member does nothing), `CudaRingFences` where kernels gather on a stream.
 
 #include <cstddef>
 #include <vector>
@@ -14,10 +15,14 @@
 #include "resident/config.hpp"
 #include "resident/detail/cuda_resources.hpp"
 
+#if RESIDENT_HAS_CUDA
+#include "resident/cuda_space.hpp"
+#endif
+
 namespace resident::detail {
 
 template <class Space>
-class RingFences {
+class NoRingFences {
  public:
   using stream_type = typename Space::stream_type;
   void ensure(const Space& /*space*/, std::size_t /*slots*/) noexcept {}
@@ -28,8 +33,7 @@ class RingFences {
 };
 
 #if RESIDENT_HAS_CUDA
-template <>
-class RingFences<CudaSpace> {
+class CudaRingFences {
  public:
   /// Events for `slots` slots, made once (a dataset's ring depth never changes) on the
   /// space's device, which every stream that records or waits on them must belong to.

@@ -1,0 +1,64 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The ring a dataset's gathering epochs write their batches into: one allocation of the
+// dataset's space, grown (never shrunk) when an epoch needs wider slots, checked against the
+// capacity before it is taken, with the fences that order it against consumer streams. The
+// dataset owns it; an epoch claims it (a new generation retires the previous epoch's claim)
+// and reaches it through its dataset after every lease check.
+
+#include <cstddef>
+#include <string>
+
+#include "resident/detail/dataset_core.hpp"
+#include "resident/detail/format_bytes.hpp"
+#include "resident/detail/resources.hpp"
+#include "resident/detail/ring_fences.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident::detail {
+
+template <class Space>
+class GatherRing {
+ public:
+  using fences_type = typename space_traits<Space>::ring_fences;
+
+  /// @brief Makes the ring at least `bytes` (of `slots` slots) in `space`: a capacity check
+  /// first, with the reserve of `config`; a refusal names the ring, the dataset's own
+  /// `dataset_bytes` and what to lower, and leaves the ring held so far as it was. Then
+  /// claims it: returns the new generation, which retires every earlier claim.
+  /// @throws CapacityError when the ring does not fit; what the fences' events throw.
+  std::size_t claim(const Space& space, const DatasetConfig& config, std::size_t bytes,
+                    std::size_t slots, std::size_t dataset_bytes) {
+    if (memory_.bytes() < bytes) {
+      const CapacityVerdict verdict = check_capacity(space, config.reserve_bytes, bytes);
+      if (!verdict.fits)
+        throw verdict.refusal(
+            "the dataset itself (" + format_bytes(dataset_bytes) +
+                ") is uploaded; a gathering epoch (Shuffle::samples, a conversion or "
+                "batch_indices()) needs this ring of " +
+                std::to_string(config.ring_depth) +
+                " batches besides: lower DatasetOptions::ring_depth or batch_size, lower the "
+                "reserve, or use Shuffle::batches, which is zero-copy and needs no ring",
+            "the gather ring");
+      Allocation<Space> grown(space, bytes);
+      memory_.swap(grown);
+    }
+    fences_.ensure(space, slots);
+    return ++generation_.get();
+  }
+
+  /// @brief The generation of the latest claim (0: never claimed).
+  [[nodiscard]] std::size_t generation() const noexcept { return generation_.get(); }
+  [[nodiscard]] std::byte* data() const noexcept { return memory_.data(); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return memory_.bytes(); }
+  [[nodiscard]] const fences_type& fences() const noexcept { return fences_; }
+
+ private:
+  Allocation<Space> memory_;
+  ResetOnMove<std::size_t> generation_;
+  fences_type fences_;
+};
+
+}  // namespace resident::detail
