@@ -38,7 +38,16 @@ inline std::optional<std::string> unavailable_reason<CudaSpace>() {
   }
   return std::nullopt;
 }
-using SpaceTypes = ::testing::Types<HostSpace, CudaSpace>;
+template <>
+inline std::optional<std::string> unavailable_reason<CudaHostPinnedSpace>() {
+  try {
+    CudaHostPinnedSpace{}.ensure_usable();
+  } catch (const CudaError& error) {
+    return std::string(error.what());
+  }
+  return std::nullopt;
+}
+using SpaceTypes = ::testing::Types<HostSpace, CudaSpace, CudaHostPinnedSpace>;
 #else
 using SpaceTypes = ::testing::Types<HostSpace>;
 #endif
@@ -56,11 +65,12 @@ void skip_unless_usable() {
   GTEST_SKIP() << "skipped: " << *why;
 }
 
-/// Names typed-test instances by space ("HostSpace", "CudaSpace") instead of 0, 1.
+/// Names typed-test instances by space ("HostSpace", "CudaSpace", ...) instead of 0, 1.
 struct SpaceName {
   template <class Space>
   static std::string GetName(int /*index*/) {
-    return std::is_same_v<Space, HostSpace> ? "HostSpace" : "CudaSpace";
+    if (std::is_same_v<Space, HostSpace>) return "HostSpace";
+    return std::is_same_v<Space, CudaSpace> ? "CudaSpace" : "CudaHostPinnedSpace";
   }
 };
 
@@ -72,20 +82,27 @@ class OverSpaces : public ::testing::Test {
   Space space_{};
 };
 
-/// A space for a test: host spaces get a 64 MiB budget, so that the test can check that its
+/// Whether `Space` can be given a byte budget (`with_budget`, `used_bytes`).
+template <class Space, class = void>
+struct has_budget : std::false_type {};
+template <class Space>
+struct has_budget<Space, std::void_t<decltype(Space::with_budget(std::size_t{}))>>
+    : std::true_type {};
+
+/// A space for a test: spaces with budgets get 64 MiB, so that the test can check that its
 /// accounting comes back to where it was; other spaces are the default device.
 template <class Space>
 Space budgeted_space() {
-  if constexpr (std::is_same_v<Space, HostSpace>)
-    return HostSpace::with_budget(std::size_t{64} << 20);
+  if constexpr (has_budget<Space>::value)
+    return Space::with_budget(std::size_t{64} << 20);
   else
     return Space{};
 }
 
-/// The bytes `space` has handed out, where it accounts them (a budgeted host space).
+/// The bytes `space` has handed out, where it accounts them (a budgeted space).
 template <class Space>
 std::optional<std::size_t> used_bytes(const Space& space) {
-  if constexpr (std::is_same_v<Space, HostSpace>) return space.used_bytes();
+  if constexpr (has_budget<Space>::value) return space.used_bytes();
   return std::nullopt;
 }
 

@@ -1,0 +1,168 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief `CudaHostPinnedSpace`: datasets in page-locked, mapped host memory that CUDA kernels
+/// read directly over the bus (Kokkos' name for the same space). The middle ground when the
+/// data fits in host memory but not in the device's: uploaded once at host-memory speed,
+/// served as zero-copy views that both host code and kernels can read. Declared only when
+/// `RESIDENT_HAS_CUDA` is 1.
+
+#include "resident/config.hpp"
+
+#if RESIDENT_HAS_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "resident/detail/cuda_device.hpp"
+#include "resident/detail/cuda_try.hpp"
+#include "resident/error.hpp"
+#include "resident/host_space.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident {
+
+/// @brief Page-locked host memory from `cudaHostAlloc` (mapped and portable: with unified
+/// addressing its pointers are valid in kernels on every device, as in host code).
+///
+/// Host code writes and reads it as ordinary memory: uploads, streamed chunks and the gathers
+/// of `Shuffle::samples` epochs are the host's copy threads, complete when they return, so
+/// its stream type is `HostStream` and nothing needs ordering. Kernels read batches over
+/// PCIe or NVLink-C2C, at the bus's bandwidth rather than the device memory's: the space for
+/// data that does not fit on the device, read once per epoch.
+/// @note Capacity is the host's available memory (or a budget, as for `HostSpace`):
+/// page-locking takes it from the rest of the machine, hence the larger default reserve.
+/// Every allocation needs a CUDA driver and device; without one, `CudaError` says so.
+/// Thread-safe: datasets may be created and destroyed in one space from many threads.
+class CudaHostPinnedSpace {
+ public:
+  using memory_space = CudaHostPinnedSpace;         ///< See `is_memory_space_v`.
+  using stream_type = HostStream;                   ///< Host copies need no stream.
+  static constexpr bool device_accessible = true;  ///< Kernels read it (mapped memory).
+
+  /// @brief The whole host: capacity is the memory the OS reports available.
+  CudaHostPinnedSpace() = default;
+
+  /// @brief A space whose capacity is `bytes`, shared by every dataset allocated in it.
+  [[nodiscard]] static CudaHostPinnedSpace with_budget(std::size_t bytes) {
+    CudaHostPinnedSpace space;
+    space.budget_ = std::make_shared<detail::HostBudget>(bytes);
+    return space;
+  }
+
+  /// @brief "cuda_host_pinned".
+  [[nodiscard]] std::string name() const { return "cuda_host_pinned"; }
+
+  /// @brief Bytes currently allocated from the budget (0 for a space without budget).
+  [[nodiscard]] std::size_t used_bytes() const noexcept { return budget_ ? budget_->used() : 0; }
+
+  /// @brief Throws `CudaError` unless a CUDA device and its driver are usable: page-locked
+  /// memory is the driver's.
+  void ensure_usable() const {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status == cudaSuccess && count > 0) return;
+    (void)cudaGetLastError();
+    throw CudaError(static_cast<int>(status == cudaSuccess ? cudaErrorNoDevice : status),
+                    "cudaGetDeviceCount", __FILE__, __LINE__,
+                    "resident: " + name() + " needs a CUDA device and driver to page-lock host "
+                    "memory, but cudaGetDeviceCount returned " +
+                        (status == cudaSuccess ? std::string("0 devices")
+                                               : detail::describe_cuda_error(status)) +
+                        "; use resident::HostSpace here, or run where an NVIDIA GPU and its "
+                        "driver are present");
+  }
+
+  /// @brief Budget left and budget, or the OS's available and total memory.
+  [[nodiscard]] Capacity capacity() const {
+    if (budget_) return {budget_->limit() - budget_->used(), budget_->limit()};
+    return detail::host_capacity();
+  }
+
+  /// @brief No reserve inside a budget; 1 GiB of the machine's memory otherwise, since
+  /// page-locked memory cannot be swapped or reclaimed by the OS.
+  [[nodiscard]] std::size_t default_reserve_bytes() const noexcept {
+    return budget_ ? 0 : std::size_t{1} << 30;
+  }
+
+  /// @brief `bytes` of page-locked, mapped host memory (at least 256-byte aligned: it is
+  /// page-aligned); null for 0 bytes.
+  /// @throws CapacityError when the budget or the driver cannot supply them; CudaError
+  /// without a usable device or on any other failure.
+  [[nodiscard]] void* allocate(std::size_t bytes) const {
+    if (bytes == 0) return nullptr;
+    ensure_usable();
+    std::size_t used_seen = 0;
+    if (budget_ && !budget_->try_take(bytes, used_seen))
+      throw CapacityError(name(), bytes, budget_->limit() - used_seen, budget_->limit(), 0);
+    void* pointer = nullptr;
+    const cudaError_t status =
+        cudaHostAlloc(&pointer, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (status == cudaSuccess) return pointer;
+    if (budget_) budget_->give_back(bytes);
+    if (status != cudaErrorMemoryAllocation)
+      detail::throw_cuda_error(status, "cudaHostAlloc", __FILE__, __LINE__);
+    (void)cudaGetLastError();
+    const Capacity now = detail::host_capacity();  // the system, not the budget, refused
+    throw CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
+  }
+
+  /// @brief Releases memory from `allocate(bytes)`; never throws (see
+  /// `detail::assert_released`).
+  void deallocate(void* pointer, std::size_t bytes) const noexcept {
+    if (pointer == nullptr) return;
+    detail::assert_released(cudaFreeHost(pointer));
+    if (budget_) budget_->give_back(bytes);
+  }
+
+  /// @brief A `HostStream`: nothing to create.
+  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
+  /// @brief Nothing to destroy.
+  void destroy_stream(stream_type /*stream*/) const noexcept {}
+  /// @brief Nothing to wait for: copies complete when they return.
+  void synchronize(stream_type /*stream*/) const noexcept {}
+
+  /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
+  void copy_from_host(void* destination, const void* source, std::size_t bytes,
+                      stream_type /*stream*/) const noexcept {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+
+  /// @brief Copies `bytes` from this space into host memory; done when it returns.
+  void copy_to_host(void* destination, const void* source, std::size_t bytes,
+                    stream_type /*stream*/) const noexcept {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+
+  /// @brief Two spaces are equal when they draw from the same budget (or both from none).
+  friend bool operator==(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
+    return a.budget_ == b.budget_;
+  }
+  /// @brief Whether the two spaces draw from different budgets.
+  friend bool operator!=(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
+    return !(a == b);
+  }
+
+ private:
+  std::shared_ptr<detail::HostBudget> budget_;
+};
+
+/// @brief `CudaHostPinnedSpace`'s engines: the host's (copy-team uploads and gathers, files
+/// read straight into its memory), exported to DLPack as `kDLCUDAHost`.
+template <>
+struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSpace> {
+  /// @brief The host's copy threads gather: the memory is host memory, and a kernel would
+  /// read every row over the bus twice.
+  static constexpr bool gathers_with_kernels = false;
+  static constexpr bool host_writable = true;   ///< See `default_space_traits`.
+  static constexpr int dlpack_device_type = 3;  ///< `kDLCUDAHost`.
+};
+
+}  // namespace resident
+
+#endif  // RESIDENT_HAS_CUDA
