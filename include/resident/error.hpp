@@ -5,7 +5,15 @@
 /// @file
 /// @brief The exceptions resident throws. Every one derives from `resident::Error` (itself a
 /// `std::runtime_error`) and carries the figures behind its message, so callers can react to
-/// the numbers rather than parse text. A batch index past the end throws `std::out_of_range`.
+/// the numbers rather than parse text.
+///
+/// A batch index past the end throws `std::out_of_range`, outside this hierarchy on purpose:
+/// it is the standard library's error for an index past a container's end (what
+/// `std::vector::at` throws), so that generic code treating datasets and epochs as ranges
+/// catches the same type it catches for containers, and so that an index bug in a training
+/// loop is not mistaken for a data or resource problem by a `catch (const resident::Error&)`
+/// that retries or falls back. Its message still names the index, the batches, and the
+/// cause (a moved-from dataset says so).
 
 #include <cstddef>
 #include <stdexcept>

@@ -51,6 +51,9 @@ constexpr const char* recommendation_name(Recommendation recommendation) noexcep
 /// @brief The answer of `plan()`: the figures of the capacity check, its verdict, and what to
 /// do when the data does not fit.
 struct Plan {
+  /// @name The capacity verdict
+  /// What the dataset constructors decide with (the same check): the figures and `fits`.
+  /// @{
   std::string space_name{};       ///< The space's `name()`.
   std::size_t needed_bytes = 0;   ///< Bytes the dataset allocates (fields, 256-byte aligned).
   std::size_t free_bytes = 0;     ///< Bytes the space reported free.
@@ -59,27 +62,47 @@ struct Plan {
   std::size_t num_rows = 0;       ///< Rows stored (this rank's part when partitioned).
   std::size_t num_batches = 0;    ///< Batches served under the options.
   bool fits = false;              ///< `needed_bytes <= free_bytes - reserve_bytes`.
+  /// @}
+
+  /// @name Gathering epochs
+  /// @{
   /// @brief Bytes a gathering epoch (`Shuffle::samples`, a conversion, `batch_indices()`)
   /// allocates besides, at its start: `ring_depth` batches of every field plus row ids.
   std::size_t ring_bytes = 0;
   bool fits_with_ring = false;  ///< `needed_bytes + ring_bytes <= free_bytes - reserve_bytes`.
-  Shard shard{};                ///< The rank planned for (`DatasetOptions::shard`).
+  /// @}
+
+  /// @name Sharding (`DatasetOptions::shard`, `sharding`) and the partition advice
+  /// @{
+  Shard shard{};                              ///< The rank planned for.
   Sharding sharding = Sharding::partitioned;  ///< The division planned for.
   /// @brief Bytes of the largest rank's allocation were the rows partitioned (about
   /// `1 / world_size` of the data), whichever mode is planned; `needed_bytes` is this
   /// rank's under the planned mode.
   std::size_t partitioned_rank_bytes = 0;
   std::size_t replicated_rank_bytes = 0;  ///< Bytes of every rank's allocation, replicated.
+  /// @brief The fewest ranks across which the rows, partitioned, fit in this space (0: not
+  /// even one row per rank fits).
+  std::size_t partition_world_size = 0;
+  /// @}
 
+  /// @name The advice
+  /// @{
   Recommendation recommendation = Recommendation::preload;  ///< What to do; see `reason`.
+  std::string reason{};                                     ///< One line a person can read.
+  /// @}
+
+  /// @name Compact storage (`Recommendation::preload_compact`)
+  /// @{
   /// @brief Bytes this rank's allocation needs with every field stored compactly (equal to
   /// `needed_bytes` when no field has a smaller type).
   std::size_t compact_bytes = 0;
   /// @brief The compaction, field by field: "field 0 float32 -> bfloat16"; empty when none.
   std::string compact_dtypes{};
-  /// @brief The fewest ranks across which the rows, partitioned, fit in this space (0: not
-  /// even one row per rank fits).
-  std::size_t partition_world_size = 0;
+  /// @}
+
+  /// @name Streaming (`DatasetOptions::streaming`, `Recommendation::stream`)
+  /// @{
   std::size_t stream_chunk_batches = 0;  ///< Batches per chunk a `StreamingDataset` would use.
   std::size_t stream_chunks = 0;         ///< Chunks per epoch it would stream.
   std::size_t stream_ring_bytes = 0;     ///< Bytes of its ring of chunk slots.
@@ -87,7 +110,7 @@ struct Plan {
   /// @brief Why a `StreamingDataset` would refuse `DatasetOptions::streaming` (then the stream
   /// figures are 0 and `stream_fits` is false); empty when the options are valid.
   std::string stream_refusal{};
-  std::string reason{};  ///< One line a person can read.
+  /// @}
 
   /// @brief Bytes usable after the reserve: what `needed_bytes` is compared against.
   [[nodiscard]] std::size_t usable_bytes() const noexcept {
