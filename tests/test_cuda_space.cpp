@@ -7,6 +7,8 @@
 #include <string>
 
 #include "resident/cuda_space.hpp"
+#include "resident/error.hpp"
+#include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
 #include "support/spaces.hpp"
 
@@ -107,6 +109,26 @@ TEST_F(CudaSpaceOnDevice, AllocationBeyondTheDeviceIsACapacityError) {
   }
   void* block = space.allocate(16);  // the failure left no sticky error behind
   space.deallocate(block, 16);
+}
+
+TEST(Shard, CudaSpaceForShardRefusesWhatItCannotServe) {
+  using resident::CudaSpace;
+  // Shards that are not shards, whatever the machine.
+  for (const resident::Shard bad :
+       {resident::Shard{0, 1, -1}, resident::Shard{0, 1, 5}, resident::Shard{3, 2, 0},
+        resident::Shard{-1, 2, 0}, resident::Shard{0, 0, 0}})
+    EXPECT_THROW((void)CudaSpace::for_shard(bad), resident::InvalidArgument)
+        << bad.rank << "/" << bad.world_size << "/" << bad.local_rank;
+  const int devices = CudaSpace::device_count();
+  if (devices == 0) {
+    // No device: no rank can be served, rank 0 no more than rank 3.
+    EXPECT_THROW((void)CudaSpace::for_shard({3, 4, 3}), resident::InvalidArgument);
+    EXPECT_THROW((void)CudaSpace::for_shard({0, 1, 0}), resident::InvalidArgument);
+  } else {
+    EXPECT_EQ(CudaSpace::for_shard({0, 1, 0}).device_id(), 0);
+    EXPECT_EQ(CudaSpace::for_shard({devices - 1, devices, devices - 1}).device_id(),
+              devices == 1 ? 0 : devices - 1);
+  }
 }
 
 }  // namespace

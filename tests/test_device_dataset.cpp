@@ -13,6 +13,7 @@
 
 #include "resident/device_dataset.hpp"
 #include "resident/memory_space.hpp"
+#include "support/epoch_checks.hpp"
 #include "support/spaces.hpp"
 
 namespace {
@@ -25,7 +26,9 @@ using resident::HostSpace;
 using resident::HostTensor;
 using resident::InvalidArgument;
 using resident::Remainder;
+using resident::testing::epoch_options;
 using resident::testing::read_back;
+using resident::testing::row_ids;
 
 std::vector<float> iota_floats(std::size_t count) {
   std::vector<float> values(count);
@@ -251,6 +254,32 @@ TYPED_TEST(TypedDataset, PlanAgreesWithTheConstructor) {
   EXPECT_EQ(verdict.needed_bytes, ds.bytes());
   EXPECT_EQ(verdict.num_batches, ds.num_batches());
   EXPECT_EQ(verdict.num_rows, ds.num_rows());
+}
+
+// Remainder::pad: the padding rows are stored with the dataset, after its real rows.
+
+TEST(Epoch, PadFillsTheLastBatchAndSaysHowManyRowsAreReal) {
+  const auto ids = row_ids(10);
+  const DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{}, epoch_options(4, Remainder::pad),
+                                                  HostTensor<const std::int64_t>(ids.data(), {10}));
+  ASSERT_EQ(ds.num_batches(), 3u);
+  const auto [last] = ds.batch(2);
+  EXPECT_EQ(last.rows(), 4u);
+  EXPECT_EQ(last.valid_rows(), 2u);
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), last), (std::vector<std::int64_t>{8, 9, 0, 1}));
+  EXPECT_EQ(std::get<0>(ds.batch(0)).valid_rows(), 4u);
+  EXPECT_EQ(ds.field<0>().rows(), 10u);  // the field view holds the real rows only
+  EXPECT_EQ(ds.bytes(), 12u * sizeof(std::int64_t));
+}
+
+TEST(Epoch, PadCyclesWhenTheBatchExceedsTheRows) {
+  const auto ids = row_ids(3);
+  const DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{}, epoch_options(8, Remainder::pad),
+                                                  HostTensor<const std::int64_t>(ids.data(), {3}));
+  const auto [only] = ds.batch(0);
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), only),
+            (std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 0, 1}));
+  EXPECT_EQ(only.valid_rows(), 3u);
 }
 
 // Budgeted host spaces: the accounting behind exact refusals.

@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "resident/host_space.hpp"
-#include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
 #include "support/data_file.hpp"
 #include "support/temp_npy.hpp"
@@ -25,10 +23,7 @@ using resident::FormatError;
 using resident::Shape;
 
 using resident::testing::data_file;
-
-std::string scratch(const std::string& name) {
-  return ::testing::TempDir() + "resident_npy_" + name;
-}
+using resident::testing::scratch;
 
 // A version-1.0 file with the given header dict text (padded as NumPy pads it) and data.
 std::string npy_file(const std::string& dict, const std::string& data = "") {
@@ -312,37 +307,6 @@ TEST(NpySave, AReadOnlyFolderIsRefusedAndLeftEmpty) {
   ::closedir(dir);
   EXPECT_EQ(entries, 2u);  // . and ..
   ::rmdir(folder.c_str());
-}
-
-TEST(LoadDataset, FromNpyFilesToADataset) {
-  const std::vector<std::uint8_t> pixels{1, 2, 3, 4, 5, 6, 7, 8};
-  const std::vector<std::int32_t> labels{10, 20, 30, 40};
-  const std::string x = scratch("x.npy"), y = scratch("y.npy");
-  npy::save(x, pixels.data(), Shape{4, 2});
-  npy::save(y, labels.data(), Shape{4});
-  resident::DatasetOptions options;
-  options.batch_size = 2;
-  options.reserve_bytes = 0;
-  const auto space = resident::HostSpace::with_budget(1 << 20);
-  const auto ds =
-      resident::load_dataset<resident::HostSpace, std::uint8_t, std::int32_t>(space, options, x, y);
-  EXPECT_EQ(ds.num_rows(), 4u);
-  const auto [xb, yb] = ds.batch(1);
-  EXPECT_EQ(xb.data()[0], 5);
-  EXPECT_EQ(yb.data()[1], 40);
-
-  // A dtype that is not the field's, or files that disagree on rows: refused before the space
-  // is touched.
-  EXPECT_THROW(
-      (resident::load_dataset<resident::HostSpace, float, std::int32_t>(space, options, x, y)),
-      FormatError);
-  const std::string short_y = scratch("short_y.npy");
-  npy::save(short_y, labels.data(), Shape{3});
-  EXPECT_THROW((resident::load_dataset<resident::HostSpace, std::uint8_t, std::int32_t>(
-                   space, options, x, short_y)),
-               resident::InvalidArgument);
-  EXPECT_EQ(space.used_bytes(), ds.bytes());
-  for (const auto& path : {x, y, short_y}) std::remove(path.c_str());
 }
 
 }  // namespace

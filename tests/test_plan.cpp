@@ -9,12 +9,16 @@
 
 #include "resident/host_space.hpp"
 #include "resident/plan.hpp"
+#include "support/epoch_checks.hpp"
 
 namespace {
 
 using resident::DatasetOptions;
 using resident::HostSpace;
 using resident::HostTensor;
+using resident::Remainder;
+using resident::Sharding;
+using resident::testing::sharded;
 
 TEST(Plan, CountsAlignedBytesAndBatchesWithoutAllocating) {
   const HostSpace space = HostSpace::with_budget(10000);
@@ -186,6 +190,29 @@ TEST_F(Recommend, OptionsAtTheirMaximumDoNotOverflow) {
   const auto all_reserved = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
   EXPECT_FALSE(all_reserved.fits);
   EXPECT_FALSE(all_reserved.stream_fits);
+}
+
+// Sharded plans: the bytes of one rank under each mode.
+
+TEST(ShardedPlan, ReportsPerRankBytesForBothModes) {
+  std::vector<float> features(std::size_t{1000} * 64);
+  const HostTensor<const float> x(features.data(), {1000, 64});
+  DatasetOptions options = sharded(100, Remainder::drop, Sharding::replicated, 1, 4);
+  const resident::Plan replicated = resident::plan(HostSpace::with_budget(1 << 30), options, x);
+  EXPECT_EQ(replicated.needed_bytes, std::size_t{1000} * 64 * sizeof(float));
+  EXPECT_EQ(replicated.replicated_rank_bytes, replicated.needed_bytes);
+  EXPECT_EQ(replicated.partitioned_rank_bytes, std::size_t{250} * 64 * sizeof(float));
+  EXPECT_EQ(replicated.num_batches, 2u);  // 250 rows per rank, 100 per batch, drop
+  options.sharding = Sharding::partitioned;
+  const resident::Plan partitioned = resident::plan(HostSpace::with_budget(1 << 30), options, x);
+  EXPECT_EQ(partitioned.needed_bytes, std::size_t{250} * 64 * sizeof(float));
+  EXPECT_EQ(partitioned.replicated_rank_bytes, replicated.replicated_rank_bytes);
+  EXPECT_EQ(partitioned.partitioned_rank_bytes, partitioned.needed_bytes);
+  // A budget between the two: only the partitioned plan fits.
+  const HostSpace tight = HostSpace::with_budget(std::size_t{500} * 64 * sizeof(float));
+  EXPECT_TRUE(resident::plan(tight, options, x).fits);
+  options.sharding = Sharding::replicated;
+  EXPECT_FALSE(resident::plan(tight, options, x).fits);
 }
 
 }  // namespace

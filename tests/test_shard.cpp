@@ -27,6 +27,7 @@ using resident::Sharding;
 using resident::Shuffle;
 using resident::testing::EpochRecord;
 using resident::testing::record_epoch;
+using resident::testing::row_ids;
 using resident::testing::sharded;
 
 // ---------------------------------------------------------------------------------------------
@@ -157,28 +158,6 @@ TEST(Shard, LocalRankPicksTheDevice) {
   EXPECT_THROW(device_for_local_rank(-1, 2), resident::InvalidArgument);
 }
 
-#if RESIDENT_HAS_CUDA
-TEST(Shard, CudaSpaceForShardRefusesWhatItCannotServe) {
-  using resident::CudaSpace;
-  // Shards that are not shards, whatever the machine.
-  for (const resident::Shard bad :
-       {resident::Shard{0, 1, -1}, resident::Shard{0, 1, 5}, resident::Shard{3, 2, 0},
-        resident::Shard{-1, 2, 0}, resident::Shard{0, 0, 0}})
-    EXPECT_THROW((void)CudaSpace::for_shard(bad), resident::InvalidArgument)
-        << bad.rank << "/" << bad.world_size << "/" << bad.local_rank;
-  const int devices = CudaSpace::device_count();
-  if (devices == 0) {
-    // No device: no rank can be served, rank 0 no more than rank 3.
-    EXPECT_THROW((void)CudaSpace::for_shard({3, 4, 3}), resident::InvalidArgument);
-    EXPECT_THROW((void)CudaSpace::for_shard({0, 1, 0}), resident::InvalidArgument);
-  } else {
-    EXPECT_EQ(CudaSpace::for_shard({0, 1, 0}).device_id(), 0);
-    EXPECT_EQ(CudaSpace::for_shard({devices - 1, devices, devices - 1}).device_id(),
-              devices == 1 ? 0 : devices - 1);
-  }
-}
-#endif
-
 // ---------------------------------------------------------------------------------------------
 // The per-rank geometry, over a sweep of row counts, world sizes, batch sizes and policies.
 
@@ -258,12 +237,6 @@ TEST(ShardGeometry, OneRankIsThePlainDataset) {
 
 // ---------------------------------------------------------------------------------------------
 // Sharded datasets, typed over the spaces.
-
-std::vector<std::int64_t> row_ids(std::size_t n) {
-  std::vector<std::int64_t> ids(n);
-  std::iota(ids.begin(), ids.end(), std::int64_t{0});
-  return ids;
-}
 
 template <class Space>
 using ShardedDataset = resident::testing::OverSpaces<Space>;
@@ -569,27 +542,6 @@ TEST(ShardedStreaming, AutomaticChunksThatDoNotFitARankAreRefusedWithAdvice) {
   explicit_chunks.streaming.chunk_batches = 2;
   resident::StreamingDataset<HostSpace, std::int32_t> ds(tiny, explicit_chunks, tensor);
   EXPECT_EQ(ds.chunk_batches(), 2u);
-}
-
-TEST(ShardedPlan, ReportsPerRankBytesForBothModes) {
-  std::vector<float> features(std::size_t{1000} * 64);
-  const HostTensor<const float> x(features.data(), {1000, 64});
-  DatasetOptions options = sharded(100, Remainder::drop, Sharding::replicated, 1, 4);
-  const resident::Plan replicated = resident::plan(HostSpace::with_budget(1 << 30), options, x);
-  EXPECT_EQ(replicated.needed_bytes, std::size_t{1000} * 64 * sizeof(float));
-  EXPECT_EQ(replicated.replicated_rank_bytes, replicated.needed_bytes);
-  EXPECT_EQ(replicated.partitioned_rank_bytes, std::size_t{250} * 64 * sizeof(float));
-  EXPECT_EQ(replicated.num_batches, 2u);  // 250 rows per rank, 100 per batch, drop
-  options.sharding = Sharding::partitioned;
-  const resident::Plan partitioned = resident::plan(HostSpace::with_budget(1 << 30), options, x);
-  EXPECT_EQ(partitioned.needed_bytes, std::size_t{250} * 64 * sizeof(float));
-  EXPECT_EQ(partitioned.replicated_rank_bytes, replicated.replicated_rank_bytes);
-  EXPECT_EQ(partitioned.partitioned_rank_bytes, partitioned.needed_bytes);
-  // A budget between the two: only the partitioned plan fits.
-  const HostSpace tight = HostSpace::with_budget(std::size_t{500} * 64 * sizeof(float));
-  EXPECT_TRUE(resident::plan(tight, options, x).fits);
-  options.sharding = Sharding::replicated;
-  EXPECT_FALSE(resident::plan(tight, options, x).fits);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -76,53 +77,127 @@ template <class Space>
 using TypedStreaming = resident::testing::OverSpaces<Space>;
 TYPED_TEST_SUITE(TypedStreaming, resident::testing::SpaceTypes, resident::testing::SpaceName);
 
+/// The space a case of the sweep below streams into.
+enum class SweepSpace { host, cuda, cuda_host_pinned };
+
+/// One case of the sweep below: a dataset (its rows, batch size and remainder policy, and the
+/// batches of each streamed chunk) in one space; the case runs every rank of every world size
+/// and sharding mode.
+struct SweepCase {
+  SweepSpace space;
+  std::size_t rows;
+  std::size_t batch;
+  Remainder remainder;
+  std::size_t chunk;
+};
+
+/// Every dataset of the sweep in `space`: 6 row counts x 4 batch sizes x 3 policies x 3 chunk
+/// sizes.
+std::vector<SweepCase> sweep_cases(SweepSpace space) {
+  std::vector<SweepCase> cases;
+  for (const std::size_t n : {0, 1, 5, 31, 97, 256})
+    for (const std::size_t batch : {1, 7, 32, 300})
+      for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad})
+        for (const std::size_t chunk : {1, 2, 5})
+          cases.push_back({space, n, batch, remainder, chunk});
+  return cases;
+}
+
+/// "rows97_batch7_pad_chunk5" (the instantiation, HostSpace, CudaSpace or CudaHostPinnedSpace,
+/// names the space).
+std::string sweep_case_name(const SweepCase& c) {
+  return "rows" + std::to_string(c.rows) + "_batch" + std::to_string(c.batch) + "_" +
+         resident::remainder_name(c.remainder) + "_chunk" + std::to_string(c.chunk);
+}
+
+/// What gtest prints for a case's parameter.
+void PrintTo(const SweepCase& c, std::ostream* out) {
+  constexpr const char* names[] = {"HostSpace ", "CudaSpace ", "CudaHostPinnedSpace "};
+  *out << names[static_cast<int>(c.space)] << sweep_case_name(c);
+}
+
+/// Skips, with the reason, a case whose space is not usable here (fails it under
+/// RESIDENT_REQUIRE_CUDA), as the typed tests over `resident::testing::SpaceTypes` do.
+class StreamingSweep : public ::testing::TestWithParam<SweepCase> {
+ protected:
+  void SetUp() override {
+#if RESIDENT_HAS_CUDA
+    if (GetParam().space == SweepSpace::cuda)
+      resident::testing::skip_unless_usable<resident::CudaSpace>();
+    if (GetParam().space == SweepSpace::cuda_host_pinned)
+      resident::testing::skip_unless_usable<resident::CudaHostPinnedSpace>();
+#endif
+  }
+};
+
 // Under Shuffle::none a streamed batch is the preloaded batch, byte for byte, for every row
 // count, batch size, remainder policy, chunk size and rank of either sharding mode.
-TYPED_TEST(TypedStreaming, UnshuffledBatchesEqualTheDeviceDatasetByteForByte) {
-  for (const std::size_t n : {0, 1, 5, 31, 97, 256}) {
-    const Data data(n);
-    for (const std::size_t batch : {1, 7, 32, 300}) {
-      for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
-        for (const int world : {1, 3}) {
-          for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
-            for (int rank = 0; rank < world; ++rank) {
-              for (const std::size_t chunk : {1, 2, 5}) {
-                SCOPED_TRACE("n " + std::to_string(n) + ", batch " + std::to_string(batch) + ", " +
-                             resident::remainder_name(remainder) + ", rank " +
-                             std::to_string(rank) + "/" + std::to_string(world) + " " +
-                             resident::sharding_name(sharding) + ", chunk " +
-                             std::to_string(chunk));
-                DatasetOptions options = stream_options(batch, remainder, chunk);
-                options.shard = Shard{rank, world, 0};
-                options.sharding = sharding;
-                DeviceDataset<HostSpace, std::int64_t, float> preloaded(
-                    HostSpace{}, options, data.id_tensor(), data.feature_tensor());
-                StreamingDataset<TypeParam, std::int64_t, float> streamed(
-                    this->space_, options, data.id_tensor(), data.feature_tensor());
-                ASSERT_EQ(streamed.num_batches(), preloaded.num_batches());
-                ASSERT_EQ(streamed.num_rows(), preloaded.num_rows());
-                auto epoch = streamed.epoch({5, 2, Shuffle::none});
-                for (std::size_t k = 0; k < streamed.num_batches(); ++k) {
-                  const auto [ids, features] = epoch.batch(k);
-                  const auto [expected_ids, expected_features] = preloaded.batch(k);
-                  ASSERT_EQ(ids.rows(), expected_ids.rows());
-                  ASSERT_EQ(ids.valid_rows(), expected_ids.valid_rows());
-                  ASSERT_EQ(features.row_shape(), expected_features.row_shape());
-                  const auto got_ids = read_back(streamed.space(), streamed.stream(), ids);
-                  const auto got_features =
-                      read_back(streamed.space(), streamed.stream(), features);
-                  ASSERT_TRUE(std::equal(got_ids.begin(), got_ids.end(), expected_ids.data()));
-                  ASSERT_TRUE(std::equal(got_features.begin(), got_features.end(),
-                                         expected_features.data()));
-                }
-              }
-            }
-          }
+template <class Space>
+void expect_unshuffled_batches_equal_the_device_dataset(const Space& space, const SweepCase& c) {
+  const std::size_t n = c.rows, batch = c.batch, chunk = c.chunk;
+  const Remainder remainder = c.remainder;
+  const Data data(n);
+  for (const int world : {1, 3}) {
+    for (const Sharding sharding : {Sharding::partitioned, Sharding::replicated}) {
+      for (int rank = 0; rank < world; ++rank) {
+        SCOPED_TRACE("n " + std::to_string(n) + ", batch " + std::to_string(batch) + ", " +
+                     resident::remainder_name(remainder) + ", rank " + std::to_string(rank) + "/" +
+                     std::to_string(world) + " " + resident::sharding_name(sharding) + ", chunk " +
+                     std::to_string(chunk));
+        DatasetOptions options = stream_options(batch, remainder, chunk);
+        options.shard = Shard{rank, world, 0};
+        options.sharding = sharding;
+        DeviceDataset<HostSpace, std::int64_t, float> preloaded(
+            HostSpace{}, options, data.id_tensor(), data.feature_tensor());
+        StreamingDataset<Space, std::int64_t, float> streamed(space, options, data.id_tensor(),
+                                                              data.feature_tensor());
+        ASSERT_EQ(streamed.num_batches(), preloaded.num_batches());
+        ASSERT_EQ(streamed.num_rows(), preloaded.num_rows());
+        auto epoch = streamed.epoch({5, 2, Shuffle::none});
+        for (std::size_t k = 0; k < streamed.num_batches(); ++k) {
+          const auto [ids, features] = epoch.batch(k);
+          const auto [expected_ids, expected_features] = preloaded.batch(k);
+          ASSERT_EQ(ids.rows(), expected_ids.rows());
+          ASSERT_EQ(ids.valid_rows(), expected_ids.valid_rows());
+          ASSERT_EQ(features.row_shape(), expected_features.row_shape());
+          const auto got_ids = read_back(streamed.space(), streamed.stream(), ids);
+          const auto got_features = read_back(streamed.space(), streamed.stream(), features);
+          ASSERT_TRUE(std::equal(got_ids.begin(), got_ids.end(), expected_ids.data()));
+          ASSERT_TRUE(
+              std::equal(got_features.begin(), got_features.end(), expected_features.data()));
         }
       }
     }
   }
 }
+
+TEST_P(StreamingSweep, UnshuffledBatchesEqualTheDeviceDatasetByteForByte) {
+#if RESIDENT_HAS_CUDA
+  if (GetParam().space == SweepSpace::cuda) {
+    expect_unshuffled_batches_equal_the_device_dataset(resident::CudaSpace{}, GetParam());
+    return;
+  }
+  if (GetParam().space == SweepSpace::cuda_host_pinned) {
+    expect_unshuffled_batches_equal_the_device_dataset(resident::CudaHostPinnedSpace{},
+                                                       GetParam());
+    return;
+  }
+#endif
+  expect_unshuffled_batches_equal_the_device_dataset(HostSpace{}, GetParam());
+}
+
+const auto sweep_name = [](const ::testing::TestParamInfo<SweepCase>& info) {
+  return sweep_case_name(info.param);
+};
+INSTANTIATE_TEST_SUITE_P(HostSpace, StreamingSweep,
+                         ::testing::ValuesIn(sweep_cases(SweepSpace::host)), sweep_name);
+#if RESIDENT_HAS_CUDA
+INSTANTIATE_TEST_SUITE_P(CudaSpace, StreamingSweep,
+                         ::testing::ValuesIn(sweep_cases(SweepSpace::cuda)), sweep_name);
+INSTANTIATE_TEST_SUITE_P(CudaHostPinnedSpace, StreamingSweep,
+                         ::testing::ValuesIn(sweep_cases(SweepSpace::cuda_host_pinned)),
+                         sweep_name);
+#endif
 
 // A shuffled epoch over a space smaller than the data visits every row exactly once; the
 // same seed and epoch give the same order, another epoch another order.

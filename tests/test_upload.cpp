@@ -1,7 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-// The upload path: chunking, parallel copies, staging, progress and cancellation, typed over
-// the memory spaces.
+// The upload path: chunking, parallel copies and staging, typed over the memory spaces, and the
+// parts of the upload machinery (detail/) on their own. Progress reports and cancellation, the
+// API of progress.hpp, are tested in test_progress.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,36 +21,21 @@
 #include "resident/detail/upload_plan.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/memory_space.hpp"
+#include "support/chunked_upload.hpp"
 #include "support/spaces.hpp"
 
 namespace {
 
-using resident::Cancelled;
 using resident::DatasetOptions;
 using resident::DeviceDataset;
 using resident::HostSpace;
 using resident::HostTensor;
 using resident::Progress;
+using resident::testing::chunked;
+using resident::testing::kChunk;
+using resident::testing::pattern;
 using resident::testing::read_back;
 using resident::testing::used_bytes;
-
-constexpr std::size_t kChunk = 4096;
-
-std::vector<std::uint8_t> pattern(std::size_t bytes, std::uint8_t seed = 0) {
-  std::vector<std::uint8_t> values(bytes);
-  for (std::size_t i = 0; i < bytes; ++i)
-    values[i] = static_cast<std::uint8_t>((i * 131 + std::size_t{seed} * 7 + (i >> 8)) & 0xff);
-  return values;
-}
-
-DatasetOptions chunked(std::size_t chunk = kChunk) {
-  DatasetOptions options;
-  options.batch_size = 64;
-  options.reserve_bytes = 0;
-  options.chunk_bytes = chunk;
-  options.staging_buffers = 3;
-  return options;
-}
 
 // The whole allocation, gaps included, as bytes.
 template <class Dataset>
@@ -60,10 +46,7 @@ std::vector<std::uint8_t> allocation_bytes(const Dataset& ds) {
 }
 
 template <class Space>
-class Upload : public resident::testing::OverSpaces<Space> {
- protected:
-  Space space_ = resident::testing::budgeted_space<Space>();
-};
+using Upload = resident::testing::UploadFixture<Space>;
 TYPED_TEST_SUITE(Upload, resident::testing::SpaceTypes, resident::testing::SpaceName);
 
 TYPED_TEST(Upload, ContentSurvivesEverySizeAroundTheChunk) {
@@ -119,90 +102,6 @@ TYPED_TEST(Upload, FieldsStraddlingChunkBoundariesAndZeroedGaps) {
   const auto whole = allocation_bytes(ds);
   for (std::size_t at = 3003; at < 3072; ++at) ASSERT_EQ(whole[at], 0u) << "gap byte " << at;
   for (std::size_t at = 3072 + 8008; at < 11264; ++at) ASSERT_EQ(whole[at], 0u) << at;
-}
-
-TYPED_TEST(Upload, ProgressIsMonotonicPerChunkAndEndsAtTheTotal) {
-  const std::size_t bytes = 10 * kChunk + 5;
-  const auto source = pattern(bytes);
-  std::vector<Progress> reports;
-  DatasetOptions options = chunked();
-  options.on_progress = [&reports](const Progress& progress) {
-    reports.push_back(progress);
-    return true;
-  };
-  const DeviceDataset<TypeParam, std::uint8_t> ds(
-      this->space_, options, HostTensor<const std::uint8_t>(source.data(), {bytes}));
-  ASSERT_EQ(reports.size(), 11u);  // one per chunk
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    EXPECT_EQ(reports[i].bytes_total, ds.bytes());
-    if (i > 0) {
-      EXPECT_GT(reports[i].bytes_done, reports[i - 1].bytes_done);
-      EXPECT_GE(reports[i].elapsed_seconds, reports[i - 1].elapsed_seconds);
-    }
-  }
-  EXPECT_EQ(reports.front().bytes_done, kChunk);
-  EXPECT_EQ(reports.back().bytes_done, bytes);
-  EXPECT_DOUBLE_EQ(reports.back().fraction(), 1.0);
-}
-
-TYPED_TEST(Upload, EmptyUploadReportsCompletionOnce) {
-  int calls = 0;
-  DatasetOptions options = chunked();
-  options.on_progress = [&calls](const Progress& progress) {
-    ++calls;
-    EXPECT_EQ(progress.bytes_done, 0u);
-    EXPECT_EQ(progress.bytes_total, 0u);
-    return true;
-  };
-  const DeviceDataset<TypeParam, float> ds(this->space_, options,
-                                           HostTensor<const float>(nullptr, {0, 4}));
-  EXPECT_EQ(calls, 1);
-}
-
-TYPED_TEST(Upload, CancelAtFirstMiddleAndLastChunkReleasesEverything) {
-  const std::size_t bytes = 6 * kChunk;
-  const auto source = pattern(bytes);
-  // A copy on purpose: the snapshot the source is compared with after each cancelled upload.
-  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
-  const std::vector<std::uint8_t> pristine = source;
-  const auto previous_data = pattern(100, 9);
-  const DeviceDataset<TypeParam, std::uint8_t> previous(
-      this->space_, chunked(), HostTensor<const std::uint8_t>(previous_data.data(), {100}));
-  const auto used_before = used_bytes(this->space_);
-  for (const std::size_t stop_at : {1, 3, 6}) {
-    SCOPED_TRACE("cancel at report " + std::to_string(stop_at));
-    std::size_t calls = 0;
-    DatasetOptions options = chunked();
-    options.on_progress = [&calls, stop_at](const Progress&) { return ++calls < stop_at; };
-    try {
-      const DeviceDataset<TypeParam, std::uint8_t> ds(
-          this->space_, options, HostTensor<const std::uint8_t>(source.data(), {bytes}));
-      FAIL() << "the upload was not cancelled";
-    } catch (const Cancelled& cancelled) {
-      EXPECT_EQ(cancelled.bytes_done(), stop_at * kChunk);
-      EXPECT_EQ(cancelled.bytes_total(), bytes);
-      EXPECT_NE(std::string(cancelled.what()).find("cancelled"), std::string::npos);
-    }
-    EXPECT_EQ(calls, stop_at);
-    EXPECT_EQ(used_bytes(this->space_), used_before);
-  }
-  EXPECT_EQ(source, pristine);
-  EXPECT_EQ(read_back(previous.space(), previous.stream(), previous.template field<0>()),
-            previous_data);
-}
-
-TYPED_TEST(Upload, ExceptionFromTheCallbackPropagatesAndCleansUp) {
-  const auto source = pattern(3 * kChunk);
-  DatasetOptions options = chunked();
-  options.on_progress = [](const Progress& progress) -> bool {
-    if (progress.bytes_done >= 2 * kChunk) throw std::runtime_error("stop from the callback");
-    return true;
-  };
-  EXPECT_THROW(
-      (DeviceDataset<TypeParam, std::uint8_t>(
-          this->space_, options, HostTensor<const std::uint8_t>(source.data(), {source.size()}))),
-      std::runtime_error);
-  EXPECT_EQ(used_bytes(this->space_).value_or(0), 0u);  // where the space accounts usage
 }
 
 TYPED_TEST(Upload, ZeroChunkOrStagingIsRefused) {

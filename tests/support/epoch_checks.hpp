@@ -31,6 +31,13 @@ inline const char* shuffle_name(Shuffle shuffle) {
   return shuffle == Shuffle::none ? "none" : shuffle == Shuffle::batches ? "batches" : "samples";
 }
 
+/// The ids of `n` rows, 0 to n - 1: a row-id field (value = row).
+inline std::vector<std::int64_t> row_ids(std::size_t n) {
+  std::vector<std::int64_t> ids(n);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  return ids;
+}
+
 /// The values of a row-id field (value = row) batch by batch over one epoch, read back to the
 /// host, with the batch's valid rows.
 struct EpochRecord {

@@ -17,6 +17,11 @@
 
 namespace resident::testing {
 
+/// A path in the test's scratch folder for a file named `name` (the caller removes it).
+inline std::string scratch(const std::string& name) {
+  return ::testing::TempDir() + "resident_npy_" + name;
+}
+
 /// Makes `bytes` the whole content of the file at `path` (a crafted, possibly malformed file),
 /// through the writer resident itself uses: replaced by a rename, never truncated in place.
 inline void write_file(const std::string& path, const std::string& bytes) {
