@@ -25,6 +25,7 @@
 #include "resident/detail/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
+#include "resident/memory_space.hpp"
 #include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
 

@@ -32,6 +32,7 @@
 #include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
+#include "resident/memory_space.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {
