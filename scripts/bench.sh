@@ -10,7 +10,7 @@
 #
 # --quick: each figure measured for 0.05 s instead of Google Benchmark's 0.5 s, and the 4 GiB
 #   uploads left out (their setup, 4 GiB of source filled and pinned per row, dominates; the
-#   1 GiB rows show the same plateau); for a time-boxed GPU run.
+#   1 GiB rows show the same plateau); for a short GPU run.
 # --timeout S: a benchmark (or the PyTorch peers) still running after S seconds is stopped and
 #   counted as failed.
 # A benchmark binary absent from the build (bench_preload_vs_stream needs OpenBLAS) is named,

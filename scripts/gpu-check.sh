@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The resident authors
 # SPDX-License-Identifier: Apache-2.0
-# GPU check over the `gpu` preset's build, in three phases, each fit to run as one call of its
-# own on a time-boxed GPU machine, in this order of priority. Device time: an estimate (the
-# host runs here, scaled), then the bound that the steps' time limits set; give the call at
-# least the bound, and the machine's start on top.
+# GPU check over the `gpu` preset's build, in three phases, each of which can run on its own,
+# in this order of priority. Time on the GPU: an estimate (from the host runs, scaled), then
+# the bound that the steps' time limits set; a time limit around a phase should allow at least
+# the bound.
 #
 #   tests     ~1.5 min, at most 8.5: the GPU and its driver (nvidia-smi; the driver must support
 #             the CUDA version the bundled runtime was built with), every test with
@@ -20,27 +20,27 @@
 #             initcheck and synccheck over the CUDA tests, the sweeps left out; first the
 #             canary, an out-of-bounds write that memcheck must report
 #
-#   scripts/gpu-check.sh --build-only   # here (GoogleTest, Google Benchmark, OpenBLAS and a
-#                                       # Python with scikit-learn installed): build build/gpu,
-#                                       # gather build/gpu-bundle (the executables the phases
-#                                       # run, the shared libraries the GPU machine lacks, the
-#                                       # digits data) within its size limit, and print the
-#                                       # phase commands
+#   scripts/gpu-check.sh --build-only   # on a build machine (GoogleTest, Google Benchmark,
+#                                       # OpenBLAS and a Python with scikit-learn installed):
+#                                       # build build/gpu, gather build/gpu-bundle (the
+#                                       # executables the phases run, the shared libraries
+#                                       # the GPU machine lacks, the digits data) within its
+#                                       # size limit, and print the phase commands
 #   scripts/gpu-check.sh [--phase tests|bench|sanitize] [OUT_DIR]
 #                                       # on the GPU machine, with build/gpu-bundle copied there;
 #                                       # without --phase, all three in turn
 #
-# Logs go under OUT_DIR (default: $OUT), one per step, written as the step runs, so that a run
-# stopped by a time limit still leaves what ran. Every step has a time limit of its own and
-# runs even when an earlier one failed; the exit status is non-zero if any failed. A machine
-# without a usable GPU (no nvidia-smi, no device, a driver too old) fails at the first step,
-# saying which, and runs nothing else.
+# Logs go under OUT_DIR (default: the OUT environment variable, else gpu-check-out), one per
+# step, written as the step runs, so that a run stopped by a time limit still leaves what ran.
+# Every step has a time limit of its own and runs even when an earlier one failed; the exit
+# status is non-zero if any failed. A machine without a usable GPU (no nvidia-smi, no device,
+# a driver too old) fails at the first step, saying which, and runs nothing else.
 # shellcheck disable=SC2317  # the functions below run through step, which shellcheck cannot see
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 build=build/gpu
 bundle=build/gpu-bundle  # what the GPU machine needs: executables, shared libraries, data
-bundle_limit_mib=60  # small enough to copy to a GPU machine beside the source tree
+bundle_limit_mib=60  # MiB: a larger bundle is refused, so the copy to a GPU machine stays small
 for dir in /usr/local/cuda/bin /usr/local/cuda/compute-sanitizer; do
   if [[ -d $dir ]]; then export PATH="$dir:$PATH"; fi
 done
@@ -115,9 +115,10 @@ gather_bundle() {  # gather_bundle <python with scikit-learn>
 
 if [[ ${1:-} == --build-only ]]; then
   build_gpu_preset || exit 1
-  echo "gpu-check: on the GPU machine, from the repository root with $bundle copied there, one call"
-  echo "each (device time each: the header of scripts/gpu-check.sh):"
-  for phase in tests bench sanitize; do echo "  scripts/gpu-check.sh --phase $phase \"\$OUT\""; done
+  echo "gpu-check: on the GPU machine, from the repository root with $bundle copied there, each"
+  echo "phase on its own (time each: the header of scripts/gpu-check.sh; logs under OUT_DIR,"
+  echo "default \$OUT, else gpu-check-out):"
+  for phase in tests bench sanitize; do echo "  scripts/gpu-check.sh --phase $phase"; done
   exit 0
 fi
 

@@ -11,8 +11,9 @@ cudaMemcpy baselines), epoch.png (epoch throughput by shuffle mode against a con
 and the PyTorch peers on GPU runs), preload_vs_stream.png (training steps/s by input
 pipeline) and stream.png (streaming against its copy baselines). Every plot is titled with the
 run's date and machine; runs without a GPU say "host only". The table of headline figures is
-written to <img>/performance.md and, with --readme (default README.md when --img is the
-default), replaces the block between the README's performance-table markers.
+written to <img>/performance.md and, with --readme (default benchmarks/README.md when --img is
+the default), replaces the block between that file's performance-table markers
+(<!-- performance-table:begin --> and <!-- performance-table:end -->).
 """
 import argparse
 import glob
@@ -241,13 +242,19 @@ def table(folder, date, machine, gpu):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="?")
-    parser.add_argument("--img", default=None)
-    parser.add_argument("--readme", default=None)
+    parser.add_argument("results", nargs="?", metavar="RESULTS_DIR",
+                        help="a scripts/bench.sh results folder (default: the newest under "
+                             "benchmarks/results/)")
+    parser.add_argument("--img", default=None,
+                        help="folder for the plots and performance.md (default docs/img/)")
+    parser.add_argument("--readme", default=None, metavar="FILE",
+                        help="Markdown file whose performance-table block is replaced "
+                             "(default benchmarks/README.md when --img is the default)")
     args = parser.parse_args()
     folder = os.path.abspath(args.results or newest_results())
     img = os.path.abspath(args.img or os.path.join(ROOT, "docs", "img"))
-    readme = args.readme or (os.path.join(ROOT, "README.md") if args.img is None else None)
+    readme = args.readme or (os.path.join(ROOT, "benchmarks", "README.md")
+                             if args.img is None else None)
     os.makedirs(img, exist_ok=True)
 
     upload = load(folder, "bench_upload")

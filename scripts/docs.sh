@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The resident authors
+# SPDX-License-Identifier: Apache-2.0
+# Documentation checks, as CI runs them; any finding fails.
+#   1. Links: every relative link in README.md, docs/ and benchmarks/ points at a file that
+#      exists, and every #anchor at a heading of that file (GitHub's heading ids).
+#   2. Headers: docs/design.md's tables of headers name exactly the files in include/resident/
+#      and include/resident/detail/.
+#   3. API reference: Doxygen (docs/Doxyfile) over the public headers, into build/docs/html/;
+#      every warning (an undocumented public name, a documentation error) is printed and fails
+#      the run. The warnings are also kept in build/docs/doxygen-warnings.txt.
+# Usage: scripts/docs.sh
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+failures=0
+
+# 1 and 2: plain Python 3, no packages needed.
+if ! python3 - <<'PY'; then failures=$((failures + 1)); fi
+import glob
+import os
+import re
+import sys
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+CODE_SPAN = re.compile(r"`+[^`]*`+")
+
+
+def prose_lines(path):
+    """(line number, text) of the lines outside fenced code blocks."""
+    fenced = False
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if FENCE.match(line):
+                fenced = not fenced
+                continue
+            if not fenced:
+                yield number, line
+
+
+def slug(heading):
+    """GitHub's id for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"<[^>]+>", "", heading).strip().lower()
+    text = "".join(c for c in text if c.isalnum() or c in " -_")
+    return text.replace(" ", "-")
+
+
+anchors_cache = {}
+
+
+def anchors(path):
+    if path not in anchors_cache:
+        seen, ids = {}, set()
+        for _, line in prose_lines(path):
+            match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+            if match:
+                base = slug(match.group(1))
+                count = seen.get(base, 0)
+                seen[base] = count + 1
+                ids.add(base if count == 0 else f"{base}-{count}")
+        anchors_cache[path] = ids
+    return anchors_cache[path]
+
+
+pages = ["README.md"] + sorted(glob.glob("docs/**/*.md", recursive=True)) + \
+    sorted(glob.glob("benchmarks/**/*.md", recursive=True))
+problems, links = [], 0
+for page in pages:
+    for number, line in prose_lines(page):
+        for target in LINK.findall(CODE_SPAN.sub("", line)):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):  # https:, mailto: ...
+                continue
+            links += 1
+            path, _, anchor = target.partition("#")
+            resolved = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path \
+                else page
+            where = f"{page}:{number}: [{target}]"
+            if not os.path.exists(resolved):
+                problems.append(f"{where}: {resolved} does not exist")
+            elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+                problems.append(f"{where}: {resolved} has no heading with id #{anchor}")
+print(f"docs: {links} relative links in {len(pages)} pages checked")
+
+# docs/design.md's tables of headers, against the files.
+design = open("docs/design.md", encoding="utf-8").read()
+for heading, folder in (("### Public headers", "include/resident"),
+                        ("### Internals", "include/resident/detail")):
+    start = design.find(heading)
+    if start < 0:
+        problems.append(f"docs/design.md: no section '{heading}' with the table of {folder}/")
+        continue
+    section = design[start:].split("\n#", 1)[0]
+    listed = set(re.findall(r"^\|\s*`([^`]+\.(?:hpp|cuh|h))`\s*\|", section, re.M))
+    present = {name for name in os.listdir(folder) if name.endswith((".hpp", ".cuh", ".h"))
+               and os.path.isfile(os.path.join(folder, name))}
+    for name in sorted(present - listed):
+        problems.append(f"docs/design.md: {folder}/{name} has no row in '{heading}'")
+    for name in sorted(listed - present):
+        problems.append(f"docs/design.md: '{heading}' lists {name}, which {folder}/ lacks")
+print("docs: docs/design.md's header tables checked against include/resident/")
+
+for problem in problems:
+    print(problem, file=sys.stderr)
+if problems:
+    print(f"docs: {len(problems)} problem(s) in the pages (above)", file=sys.stderr)
+    sys.exit(1)
+PY
+
+# 3: Doxygen. WARN_AS_ERROR=FAIL_ON_WARNINGS makes it exit non-zero after a warning, and
+# reports each warning as "error:"; an empty log is the only clean run.
+if ! command -v doxygen >/dev/null; then
+  echo "docs: doxygen not found (Debian: apt-get install doxygen)" >&2
+  exit 1
+fi
+mkdir -p build/docs
+log=build/docs/doxygen-warnings.txt
+doxygen docs/Doxyfile 2>"$log"
+status=$?
+if ((status != 0)) || [[ -s $log ]]; then
+  cat "$log" >&2
+  count=$(grep -cE '^[^ ].*: (warning|error): ' "$log")
+  echo "docs: doxygen exited $status with $count warning(s) (above; also in $log)" >&2
+  failures=$((failures + 1))
+else
+  echo "docs: doxygen clean; the API reference is in build/docs/html/index.html"
+fi
+
+exit $((failures > 0))
