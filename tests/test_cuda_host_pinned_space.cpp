@@ -68,7 +68,8 @@ TEST(CudaHostPinnedSpace, NamesItselfAndKeepsTheHostsReserve) {
 TEST(CudaHostPinnedSpace, PlansAgainstItsBudgetWithoutTouchingTheDriver) {
   std::vector<float> x(1000);
   const auto space = CudaHostPinnedSpace::with_budget(2048);
-  const auto verdict = resident::plan(space, options(100), HostTensor<const float>(x.data(), {1000}));
+  const auto verdict =
+      resident::plan(space, options(100), HostTensor<const float>(x.data(), {1000}));
   EXPECT_EQ(verdict.space_name, "cuda_host_pinned");
   EXPECT_FALSE(verdict.fits);  // 4000 bytes of floats in a 2048-byte budget
   EXPECT_EQ(verdict.total_bytes, 2048u);

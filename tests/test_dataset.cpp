@@ -7,12 +7,29 @@
 #include <cstdio>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "resident/dataset.hpp"
 #include "resident/host_space.hpp"
 
 namespace {
+
+// The three owners are move-only by the rule of zero, and their moves never throw (swap and
+// the variant of Dataset rely on it).
+template <class Owner>
+constexpr bool move_only_nothrow =
+    std::is_nothrow_move_constructible_v<Owner>&& std::is_nothrow_move_assignable_v<Owner> &&
+    !std::is_copy_constructible_v<Owner> && !std::is_copy_assignable_v<Owner>;
+static_assert(move_only_nothrow<resident::DeviceDataset<resident::HostSpace, float, int>>);
+static_assert(move_only_nothrow<resident::StreamingDataset<resident::HostSpace, float, int>>);
+static_assert(move_only_nothrow<resident::Dataset<resident::HostSpace, float, int>>);
+#if RESIDENT_HAS_CUDA
+static_assert(move_only_nothrow<resident::DeviceDataset<resident::CudaSpace, float, int>>);
+static_assert(move_only_nothrow<resident::StreamingDataset<resident::CudaSpace, float, int>>);
+static_assert(
+    move_only_nothrow<resident::DeviceDataset<resident::CudaHostPinnedSpace, float, int>>);
+#endif
 
 using resident::DatasetOptions;
 using resident::HostSpace;

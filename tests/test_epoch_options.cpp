@@ -33,7 +33,8 @@ template <class Dataset>
 std::vector<std::int64_t> batch_starts(Dataset& ds, const EpochOptions& options) {
   std::vector<std::int64_t> starts;
   auto epoch = ds.epoch(options);
-  for (std::size_t k = 0; k < epoch.size(); ++k) starts.push_back(std::get<0>(epoch.batch(k)).data()[0]);
+  for (std::size_t k = 0; k < epoch.size(); ++k)
+    starts.push_back(std::get<0>(epoch.batch(k)).data()[0]);
   return starts;
 }
 

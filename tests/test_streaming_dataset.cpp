@@ -178,8 +178,7 @@ TEST_P(StreamingSweep, UnshuffledBatchesEqualTheDeviceDatasetByteForByte) {
     return;
   }
   if (GetParam().space == SweepSpace::cuda_host_pinned) {
-    expect_unshuffled_batches_equal_the_device_dataset(resident::CudaHostPinnedSpace{},
-                                                       GetParam());
+    expect_unshuffled_batches_equal_the_device_dataset(resident::CudaHostPinnedSpace{}, GetParam());
     return;
   }
 #endif

@@ -63,7 +63,9 @@ class BatchView {
       const BatchView<U>& other) noexcept
       : BatchView(other.data(), other.rows(), other.row_shape(), other.valid_rows()) {}
 
+  /// @brief First element, in the memory of the dataset's space (null for a default view).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
+  /// @brief Rows in the view, padding rows included (see `valid_rows()`).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t rows() const noexcept { return rows_; }
   /// @brief Rows that hold real data: `rows()`, except in a last batch that is padded (under
   /// `Remainder::pad`, or on a rank whose share is a row short of the others'), whose rows
@@ -75,6 +77,7 @@ class BatchView {
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr const Shape& row_shape() const noexcept {
     return row_shape_;
   }
+  /// @brief Elements in one row: `row_shape().elements()` (1 for a row of one value).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t row_elements() const noexcept {
     return row_elements_;
   }
@@ -82,12 +85,15 @@ class BatchView {
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t size() const noexcept {
     return rows_ * row_elements_;
   }
+  /// @brief Bytes in the view: `size() * sizeof(value_type)`.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t bytes() const noexcept {
     return size() * sizeof(value_type);
   }
+  /// @brief Whether the view holds no elements (`size() == 0`).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr bool empty() const noexcept { return size() == 0; }
   /// @brief Raw pointers, so the view works as a range and with Thrust/CUB.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr T* begin() const noexcept { return data_; }
+  /// @brief One past the last element: `data() + size()`.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr T* end() const noexcept { return data_ + size(); }
   /// @brief First element of row `row` (< `rows()`, not checked).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr T* row(std::size_t row) const noexcept {

@@ -63,8 +63,11 @@ class Normalize {
 
   /// @brief Per-channel `(in * input_scale - mean[c]) / std[c]`, as torchvision's Normalize
   /// after ToTensor does with `input_scale = 1/255`.
+  /// @param mean each channel's mean, in units of `in * input_scale`; 1 to `max_channels`
+  /// @param std each channel's standard deviation, in the same units; as many as `mean`, none 0
   /// @param channel_stride elements of one channel's run in a row: `H * W` for CHW rows,
   /// 1 for HWC rows (channel = element % channels)
+  /// @param input_scale factor applied to `in` first, e.g. `1.0f / 255` for 8-bit pixels
   /// @throws InvalidArgument for mismatched or too many channels, a zero std or stride.
   static Normalize mean_std(std::initializer_list<float> mean, std::initializer_list<float> std,
                             std::size_t channel_stride, float input_scale = 1.0f) {

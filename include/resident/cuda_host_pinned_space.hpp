@@ -15,7 +15,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -39,10 +38,9 @@ namespace resident {
 /// page-locking takes it from the rest of the machine, hence the larger default reserve.
 /// Every allocation needs a CUDA driver and device; without one, `CudaError` says so.
 /// Thread-safe: datasets may be created and destroyed in one space from many threads.
-class CudaHostPinnedSpace {
+class CudaHostPinnedSpace : public detail::HostMemoryCopies {
  public:
-  using memory_space = CudaHostPinnedSpace;         ///< See `is_memory_space_v`.
-  using stream_type = HostStream;                   ///< Host copies need no stream.
+  using memory_space = CudaHostPinnedSpace;        ///< See `is_memory_space_v`.
   static constexpr bool device_accessible = true;  ///< Kernels read it (mapped memory).
 
   /// @brief The whole host: capacity is the memory the OS reports available.
@@ -70,8 +68,9 @@ class CudaHostPinnedSpace {
     (void)cudaGetLastError();
     throw CudaError(static_cast<int>(status == cudaSuccess ? cudaErrorNoDevice : status),
                     "cudaGetDeviceCount", __FILE__, __LINE__,
-                    "resident: " + name() + " needs a CUDA device and driver to page-lock host "
-                    "memory, but cudaGetDeviceCount returned " +
+                    "resident: " + name() +
+                        " needs a CUDA device and driver to page-lock host "
+                        "memory, but cudaGetDeviceCount returned " +
                         (status == cudaSuccess ? std::string("0 devices")
                                                : detail::describe_cuda_error(status)) +
                         "; use resident::HostSpace here, or run where an NVIDIA GPU and its "
@@ -118,25 +117,6 @@ class CudaHostPinnedSpace {
     if (pointer == nullptr) return;
     detail::assert_released(cudaFreeHost(pointer));
     if (budget_) budget_->give_back(bytes);
-  }
-
-  /// @brief A `HostStream`: nothing to create.
-  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
-  /// @brief Nothing to destroy.
-  void destroy_stream(stream_type /*stream*/) const noexcept {}
-  /// @brief Nothing to wait for: copies complete when they return.
-  void synchronize(stream_type /*stream*/) const noexcept {}
-
-  /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
-  void copy_from_host(void* destination, const void* source, std::size_t bytes,
-                      stream_type /*stream*/) const noexcept {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
-  }
-
-  /// @brief Copies `bytes` from this space into host memory; done when it returns.
-  void copy_to_host(void* destination, const void* source, std::size_t bytes,
-                    stream_type /*stream*/) const noexcept {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
   }
 
   /// @brief Two spaces are equal when they draw from the same budget (or both from none).

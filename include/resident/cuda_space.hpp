@@ -49,7 +49,10 @@ class CudaSpace {
     return CudaSpace(detail::device_for_local_rank(shard.local_rank, device_count()));
   }
 
+  /// @brief The device's number among those this process sees (`CUDA_VISIBLE_DEVICES`
+  /// renumbers them); not checked until the space is used.
   [[nodiscard]] constexpr int device_id() const noexcept { return device_id_; }
+  /// @brief "cuda:" and the device id, e.g. "cuda:0".
   [[nodiscard]] std::string name() const { return "cuda:" + std::to_string(device_id_); }
 
   /// @brief Number of CUDA devices this process can use; 0 without a driver or device.
@@ -133,12 +136,17 @@ class CudaSpace {
     return stream;
   }
 
+  /// @brief Destroys a stream from `create_stream` (nothing for null); never throws (see
+  /// `detail::assert_released`).
   void destroy_stream(stream_type stream) const noexcept {
     if (stream == nullptr) return;
     const detail::CudaDeviceScope scope(device_id_, std::nothrow);
     detail::assert_released(cudaStreamDestroy(stream));
   }
 
+  /// @brief Waits on the host until the work enqueued on `stream` is done
+  /// (`cudaStreamSynchronize`).
+  /// @throws CudaError when the wait fails, or reports an earlier asynchronous error.
   void synchronize(stream_type stream) const {
     const detail::CudaDeviceScope scope(device_id_);
     RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -172,9 +180,9 @@ class CudaSpace {
 };
 
 namespace detail {
-struct CudaUpload;          // cuda_upload.hpp
-class CudaChunkTransport;   // cuda_chunk_transport.hpp
-class CudaRingFences;       // ring_fences.hpp
+struct CudaUpload;         // cuda_upload.hpp
+class CudaChunkTransport;  // cuda_chunk_transport.hpp
+class CudaRingFences;      // ring_fences.hpp
 }  // namespace detail
 
 /// @brief `CudaSpace`'s engines: uploads staged through page-locked buffers (or copied

@@ -14,6 +14,7 @@
 #include <utility>
 #include <variant>
 
+#include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/device_dataset.hpp"
@@ -103,7 +104,9 @@ class DatasetEpoch {
   [[nodiscard]] std::size_t size() const {
     return std::visit([](const auto& epoch) { return epoch.size(); }, epoch_);
   }
+  /// @brief Whether the epoch has no batches (`size() == 0`); throws as `size()` does.
   [[nodiscard]] bool empty() const { return size() == 0; }
+  /// @brief The options the epoch was made with.
   [[nodiscard]] const EpochOptions& options() const noexcept {
     return detail::visit_held(
         epoch_, [](const auto& epoch) -> const EpochOptions& { return epoch.options(); });
@@ -112,10 +115,15 @@ class DatasetEpoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     return std::visit([k](auto& epoch) -> batch_type { return epoch.batch(k); }, epoch_);
   }
+  /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
+  /// epoch object is destroyed or moved.
+  /// @throws Error as `size()` does.
   [[nodiscard]] iterator begin() {
     (void)size();  // throws when the dataset changed since the epoch was made
     return iterator(this, 0, self_.lease());
   }
+  /// @brief Iterator past the last batch (at `size()`).
+  /// @throws Error as `size()` does.
   [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
  private:
@@ -126,12 +134,12 @@ class DatasetEpoch {
 /// @brief A dataset that `make_dataset` preloaded or streams, as its plan decided; the same
 /// `num_batches()`, `batch(i)` and `epoch()` either way.
 template <class Space, class... Ts>
-class Dataset : public detail::DatasetAccessors<Dataset<Space, Ts...>, Space> {
+class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
  public:
-  using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
-  using preloaded_type = DeviceDataset<Space, Ts...>;       ///< The choice when it fits.
-  using streaming_type = StreamingDataset<Space, Ts...>;    ///< The choice when it does not.
-  static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
+  using typename DatasetAccessors<Dataset, Space, Ts...>::batch_type;
+  using DatasetAccessors<Dataset, Space, Ts...>::num_fields;
+  using preloaded_type = DeviceDataset<Space, Ts...>;     ///< The choice when it fits.
+  using streaming_type = StreamingDataset<Space, Ts...>;  ///< The choice when it does not.
 
   /// @brief Holds a preloaded dataset and the plan that chose it.
   Dataset(preloaded_type dataset, Plan plan)
@@ -173,10 +181,10 @@ class Dataset : public detail::DatasetAccessors<Dataset<Space, Ts...>, Space> {
   /// @cond impl
   // The core of the dataset held (see `DeviceDataset::impl_core`).
   [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
-    return detail::visit_held(
-        data_, [](const auto& ds) -> const detail::DatasetCore<Space, num_fields>& {
-          return ds.impl_core();
-        });
+    return detail::visit_held(data_,
+                              [](const auto& ds) -> const detail::DatasetCore<Space, num_fields>& {
+                                return ds.impl_core();
+                              });
   }
   /// @endcond
 
@@ -191,6 +199,10 @@ class Dataset : public detail::DatasetAccessors<Dataset<Space, Ts...>, Space> {
 /// recorded `plan()` then says so (recommendation `stream`, the figures of a new plan, and
 /// the refused allocation in `reason`). `DatasetOptions::streaming` is checked only when the
 /// data is streamed.
+/// @param space where to put the data (or the streaming ring); copies of a space share its
+/// accounting
+/// @param options batch size, remainder policy, reserve, sharding, upload tuning and
+/// `streaming`; `plan()` decides with them
 /// @param fields host tensors with equal row counts; keep them alive as long as the dataset,
 /// because a streamed dataset reads them every epoch
 /// @throws what the chosen dataset's constructor throws (CapacityError when not even the

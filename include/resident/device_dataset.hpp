@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "resident/batch_view.hpp"
+#include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/dataset_core.hpp"
 #include "resident/detail/gather_ring.hpp"
@@ -36,18 +37,16 @@ namespace resident {
 /// @tparam Space `HostSpace`, `CudaSpace`, `CudaHostPinnedSpace` or any type meeting the
 /// memory-space concept
 /// @tparam Ts element type of each field, unqualified (`float`, `std::int32_t`, ...)
-/// @note Move-only RAII; a moved-from dataset is empty (0 rows, 0 batches, 0 bytes).
-/// Thread-safety: const members may be called from many threads at once.
+/// @note Move-only RAII, by the rule of zero: every member owns or empties itself. A move
+/// takes the data and leaves the dataset moved from empty (0 rows, 0 batches, 0 bytes); a move
+/// assignment releases the data held before. Epochs made from either side of a move, a move
+/// assignment or a swap throw on their next use. Thread-safety: const members may be called
+/// from many threads at once.
 template <class Space, class... Ts>
-class DeviceDataset : public detail::DatasetAccessors<DeviceDataset<Space, Ts...>, Space> {
-  static_assert(is_memory_space_v<Space>, "DeviceDataset needs a memory space");
-  static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
-  static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>)&&...),
-                "name the field types unqualified: DeviceDataset<Space, float, int32_t>");
-
+class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space, Ts...> {
  public:
-  using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
-  static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
+  using typename DatasetAccessors<DeviceDataset, Space, Ts...>::batch_type;
+  using DatasetAccessors<DeviceDataset, Space, Ts...>::num_fields;
 
   /// @brief Checks capacity, makes one allocation, uploads every field into it.
   /// @param space where to put the data; copies of a space share its accounting
@@ -84,16 +83,6 @@ class DeviceDataset : public detail::DatasetAccessors<DeviceDataset<Space, Ts...
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     core_ = std::move(core);
   }
-
-  /// @brief Takes `other`'s data; `other` is left empty (moved from), and the epochs made from
-  /// it throw on their next use.
-  DeviceDataset(DeviceDataset&& other) noexcept = default;
-  /// @brief Releases this dataset's data, then takes `other`'s; `other` is left empty. The
-  /// epochs made from either dataset before throw on their next use.
-  DeviceDataset& operator=(DeviceDataset&& other) noexcept = default;
-  DeviceDataset(const DeviceDataset&) = delete;
-  DeviceDataset& operator=(const DeviceDataset&) = delete;
-  ~DeviceDataset() = default;
 
   /// @brief Exchanges the contents of two datasets; the epochs made from either before throw
   /// on their next use (views stay valid: they refer to the data, which only changes owner).

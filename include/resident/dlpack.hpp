@@ -84,11 +84,11 @@ struct DLPackContext {
 }  // namespace detail
 
 /// @brief `view` (a field or a batch of `dataset`) as a DLPack tensor: device type and id of the
-/// dataset's space (`space_traits<Space>::dlpack_device_type` and `dlpack_device_id`), C-contiguous (null strides), `data` the view's first element and
-/// `byte_offset` 0 (the array API's convention: consumers such as `torch.from_dlpack` ignore
-/// `byte_offset`). The caller owns the result and calls its `deleter` once; until then the
-/// memory stays valid, even after `dataset` is destroyed. An empty view (a field of a dataset
-/// without rows) exports as a tensor with no elements.
+/// dataset's space (`space_traits<Space>::dlpack_device_type` and `dlpack_device_id`), C-contiguous
+/// (null strides), `data` the view's first element and `byte_offset` 0 (the array API's convention:
+/// consumers such as `torch.from_dlpack` ignore `byte_offset`). The caller owns the result and
+/// calls its `deleter` once; until then the memory stays valid, even after `dataset` is destroyed.
+/// An empty view (a field of a dataset without rows) exports as a tensor with no elements.
 /// @throws InvalidArgument when `dataset` was moved from, or `view` is not inside its own
 /// allocation (a view of another dataset, or of an epoch's ring, whose slots are reused every
 /// `ring_depth` batches and cannot be exported).

@@ -159,7 +159,9 @@ class Epoch {
     lease_.check();
     return dataset_->num_batches();
   }
+  /// @brief Whether the epoch has no batches (`size() == 0`); throws as `size()` does.
   [[nodiscard]] bool empty() const { return size() == 0; }
+  /// @brief The options the epoch was made with.
   [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
   /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
   [[nodiscard]] bool gathers() const noexcept {
@@ -184,10 +186,10 @@ class Epoch {
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
     const std::size_t slot = materialize(k, gathers());
-    return index_view(reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
-                          dataset_->impl_ring().data() + slot * ring_.slot_bytes +
-                          ring_.index_offset),
-                      rows_of(k), Shape{}, valid_rows_of(k));
+    return index_view(
+        reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
+            dataset_->impl_ring().data() + slot * ring_.slot_bytes + ring_.index_offset),
+        rows_of(k), Shape{}, valid_rows_of(k));
   }
 
   /// @brief Orders `consumer` after batch `k`'s gather: work enqueued on `consumer` after
@@ -223,10 +225,15 @@ class Epoch {
   /// @brief Input iterator over the epoch's batches.
   using iterator = detail::BatchIterator<Epoch>;
 
+  /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
+  /// epoch object is destroyed or moved.
+  /// @throws Error as `size()` does.
   [[nodiscard]] iterator begin() {
     lease_.check();
     return iterator(this, 0, self_.lease());
   }
+  /// @brief Iterator past the last batch (at `size()`).
+  /// @throws Error as `size()` does.
   [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
  private:

@@ -61,10 +61,15 @@ class CapacityError : public Error {
         total_bytes_(total_bytes),
         reserve_bytes_(reserve_bytes) {}
 
+  /// @brief The space's `name()`, e.g. "cuda:0".
   [[nodiscard]] const std::string& space_name() const noexcept { return space_name_; }
+  /// @brief Bytes the refused dataset, ring or allocation needed.
   [[nodiscard]] std::size_t needed_bytes() const noexcept { return needed_bytes_; }
+  /// @brief Bytes the space reported free, before the reserve is set aside.
   [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
+  /// @brief Bytes the space holds in all.
   [[nodiscard]] std::size_t total_bytes() const noexcept { return total_bytes_; }
+  /// @brief Bytes the caller asked to leave free; 0 when the allocation itself failed.
   [[nodiscard]] std::size_t reserve_bytes() const noexcept { return reserve_bytes_; }
 
   /// @brief What a refused dataset can do instead.
@@ -107,8 +112,8 @@ class CudaError : public Error {
 
   [[nodiscard]] int code() const noexcept { return code_; }                 ///< `cudaError_t`
   [[nodiscard]] const std::string& call() const noexcept { return call_; }  ///< failing call
-  [[nodiscard]] const std::string& file() const noexcept { return file_; }
-  [[nodiscard]] int line() const noexcept { return line_; }
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }  ///< source file
+  [[nodiscard]] int line() const noexcept { return line_; }                 ///< source line
 
  private:
   int code_;
@@ -121,14 +126,20 @@ class CudaError : public Error {
 /// the byte offset where reading stopped, and the reason.
 class FormatError : public Error {
  public:
+  /// @param path the file, as the caller named it
+  /// @param offset byte offset in the file where reading stopped
+  /// @param reason what is wrong with the file, the end of the message
   FormatError(std::string path, std::size_t offset, const std::string& reason)
       : Error("resident: " + path + ": at byte " + std::to_string(offset) + ": " + reason),
         path_(std::move(path)),
         offset_(offset),
         reason_(reason) {}
 
+  /// @brief The file, as the caller named it.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// @brief Byte offset in the file where reading stopped.
   [[nodiscard]] std::size_t offset() const noexcept { return offset_; }
+  /// @brief What is wrong with the file: the message without the path and offset.
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
 
  private:
@@ -151,7 +162,9 @@ class Cancelled : public Error {
         bytes_done_(bytes_done),
         bytes_total_(bytes_total) {}
 
+  /// @brief Bytes copied when the callback asked to stop.
   [[nodiscard]] std::size_t bytes_done() const noexcept { return bytes_done_; }
+  /// @brief Bytes the upload would have copied.
   [[nodiscard]] std::size_t bytes_total() const noexcept { return bytes_total_; }
 
  private:

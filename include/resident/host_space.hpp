@@ -55,16 +55,41 @@ class HostBudget {
   std::atomic<std::size_t> used_{0};
 };
 
+/// @brief The streams and copies of a space whose memory host code reads and writes directly
+/// (`HostSpace`, `CudaHostPinnedSpace`): copies are `memcpy`, complete when they return, so
+/// there is no stream to make or wait for.
+struct HostMemoryCopies {
+  using stream_type = HostStream;  ///< Host copies need no stream.
+
+  /// @brief A `HostStream`: nothing to create.
+  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
+  /// @brief Nothing to destroy.
+  void destroy_stream(stream_type /*stream*/) const noexcept {}
+  /// @brief Nothing to wait for: copies complete when they return.
+  void synchronize(stream_type /*stream*/) const noexcept {}
+
+  /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
+  void copy_from_host(void* destination, const void* source, std::size_t bytes,
+                      stream_type /*stream*/) const noexcept {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+
+  /// @brief Copies `bytes` from this space into host memory; done when it returns.
+  void copy_to_host(void* destination, const void* source, std::size_t bytes,
+                    stream_type /*stream*/) const noexcept {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+};
+
 }  // namespace detail
 
 /// @brief Host memory, 256-byte aligned (large blocks mapped with huge pages advised).
 /// Copies of a space share its budget, so every dataset living in one `with_budget` space
 /// draws from the same bytes.
 /// @note Thread-safe: datasets may be created and destroyed in one space from many threads.
-class HostSpace {
+class HostSpace : public detail::HostMemoryCopies {
  public:
   using memory_space = HostSpace;  ///< Kokkos-style self-name; see `is_memory_space_v`.
-  using stream_type = HostStream;  ///< Host copies need no stream.
   static constexpr bool device_accessible = false;  ///< Kernels cannot read it (not pinned).
 
   /// @brief The whole host: capacity is the memory the OS reports available.
@@ -77,6 +102,7 @@ class HostSpace {
     return space;
   }
 
+  /// @brief "host".
   [[nodiscard]] std::string name() const { return "host"; }
 
   /// @brief Whether this space was made by `with_budget`.
@@ -118,22 +144,6 @@ class HostSpace {
     if (pointer == nullptr) return;
     detail::deallocate_host(pointer, bytes);
     if (budget_) budget_->give_back(bytes);
-  }
-
-  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
-  void destroy_stream(stream_type /*stream*/) const noexcept {}
-  void synchronize(stream_type /*stream*/) const noexcept {}
-
-  /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
-  void copy_from_host(void* destination, const void* source, std::size_t bytes,
-                      stream_type /*stream*/) const noexcept {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
-  }
-
-  /// @brief Copies `bytes` from this space into host memory; done when it returns.
-  void copy_to_host(void* destination, const void* source, std::size_t bytes,
-                    stream_type /*stream*/) const noexcept {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
   }
 
   /// @brief Two spaces are equal when they draw from the same budget (or both from none).

@@ -58,13 +58,20 @@ class HostTensor {
   HostTensor(const HostTensor<U>& other) noexcept  // NOLINT(google-explicit-constructor)
       : data_(other.data()), shape_(other.shape()), bytes_(other.bytes()) {}
 
+  /// @brief First element; may be null when the tensor is empty.
   [[nodiscard]] T* data() const noexcept { return data_; }
+  /// @brief Full shape: `{rows(), row_shape()...}`.
   [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  /// @brief Rows: the first extent of the shape.
   [[nodiscard]] std::size_t rows() const noexcept { return shape_[0]; }
   [[nodiscard]] std::size_t size() const noexcept { return shape_.elements(); }  ///< elements
+  /// @brief Bytes of the data: `size() * sizeof(value_type)`.
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+  /// @brief Shape of one row: the shape without its first extent.
   [[nodiscard]] Shape row_shape() const noexcept { return shape_.drop_front(); }
+  /// @brief Elements in one row: `row_shape().elements()` (1 for a 1-d tensor).
   [[nodiscard]] std::size_t row_elements() const noexcept { return row_shape().elements(); }
+  /// @brief Bytes of one row: `row_elements() * sizeof(value_type)`.
   [[nodiscard]] std::size_t row_bytes() const noexcept {
     return row_elements() * sizeof(value_type);  // checked at construction
   }

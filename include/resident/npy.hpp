@@ -107,15 +107,21 @@ constexpr DType dtype_of() noexcept {
 /// (a read-only mapping of the file when it could be used as it is, else a converted copy).
 class Array {
  public:
+  /// @brief Element type.
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  /// @brief The array's shape (rank 0 for a 0-d array).
   [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
   /// @brief Whether the file stored the data in Fortran order (it is C order here).
   [[nodiscard]] bool fortran_order() const noexcept { return fortran_order_; }
+  /// @brief Elements: `shape().elements()` (1 for a 0-d array).
   [[nodiscard]] std::size_t size() const noexcept { return shape_.elements(); }
+  /// @brief Bytes of the data: `size() * dtype_size(dtype())`.
   [[nodiscard]] std::size_t bytes() const noexcept { return size() * dtype_size(dtype_); }
+  /// @brief First byte of the data, in C order and native byte order.
   [[nodiscard]] const std::byte* data() const noexcept { return data_; }
   /// @brief Whether the data is the file itself, memory-mapped (no copy was made).
   [[nodiscard]] bool mapped() const noexcept { return mapped_; }
+  /// @brief The file, as passed to `load`.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
   /// @brief For a mapped array, refuses a file that changed since it was loaded (removed,

@@ -42,6 +42,7 @@ RESIDENT_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
 class Permutation {
  public:
   static constexpr std::uint64_t max_size = std::uint64_t{1} << 62;  ///< Largest `n` accepted.
+  /// @brief Rounds of the Feistel network (see the class note for why twelve).
   static constexpr int rounds = 12;
 
   /// @brief The empty permutation.
@@ -63,6 +64,7 @@ class Permutation {
           detail::mix64(stream + static_cast<std::uint64_t>(round) * 0x632be59bd9b4e019ULL);
   }
 
+  /// @brief `n`: the permutation is of `[0, size())` (0 for the empty one).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t size() const noexcept { return size_; }
 
   /// @brief `(*this)(i)`, checked.

@@ -66,6 +66,7 @@ struct Plan {
 
   /// @name Gathering epochs
   /// @{
+  /// @var ring_bytes
   /// @brief Bytes a gathering epoch (`Shuffle::samples`, a conversion, `batch_indices()`)
   /// allocates besides, at its start: `ring_depth` batches of every field plus row ids.
   std::size_t ring_bytes = 0;
@@ -94,6 +95,7 @@ struct Plan {
 
   /// @name Compact storage (`Recommendation::preload_compact`)
   /// @{
+  /// @var compact_bytes
   /// @brief Bytes this rank's allocation needs with every field stored compactly (equal to
   /// `needed_bytes` when no field has a smaller type).
   std::size_t compact_bytes = 0;

@@ -51,15 +51,19 @@ class Shape {
     check_elements();
   }
 
+  /// @brief Number of extents (0 for the scalar shape).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t rank() const noexcept { return rank_; }
   /// @brief Same as `rank()`, so a shape reads like the container it is.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t size() const noexcept { return rank_; }
+  /// @brief Extent of axis `axis`, outermost first (`axis < rank()`, not checked).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::size_t operator[](std::size_t axis) const {
     return extents_[axis];
   }
+  /// @brief First extent, so a shape works as a range of its extents.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr const std::size_t* begin() const noexcept {
     return extents_;
   }
+  /// @brief One past the last extent: `begin() + rank()`.
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr const std::size_t* end() const noexcept {
     return extents_ + rank_;
   }

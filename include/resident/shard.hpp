@@ -29,6 +29,7 @@ struct Shard {
 constexpr bool operator==(const Shard& a, const Shard& b) noexcept {
   return a.rank == b.rank && a.world_size == b.world_size && a.local_rank == b.local_rank;
 }
+/// @brief Shards differ when any of the three numbers does.
 constexpr bool operator!=(const Shard& a, const Shard& b) noexcept { return !(a == b); }
 
 /// @brief How a sharded dataset divides the rows among the ranks.

@@ -113,12 +113,14 @@ struct is_memory_space : std::false_type {};
 template <class S>
 struct is_memory_space<S, std::void_t<typename S::memory_space>>
     : std::is_same<typename S::memory_space, S> {};
+/// @brief `is_memory_space<S>::value`.
 template <class S>
 inline constexpr bool is_memory_space_v = is_memory_space<S>::value;
 
 /// @brief Whether kernels can read memory of space `S` directly.
 template <class S>
 struct is_device_accessible : std::bool_constant<S::device_accessible> {};
+/// @brief `is_device_accessible<S>::value`.
 template <class S>
 inline constexpr bool is_device_accessible_v = is_device_accessible<S>::value;
 

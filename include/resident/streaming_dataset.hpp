@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "resident/batch_view.hpp"
+#include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/chunk_streamer.hpp"
@@ -69,26 +70,26 @@ struct StreamFromSources;
 /// `load_streaming_dataset`) are held open and must not change. A view of a chunk stays valid
 /// until the reader reaches the chunk `ring_chunks - prefetch_chunks` positions later; on
 /// `CudaSpace`, work that reads it must be enqueued on `stream()` before the reader moves on
-/// to another chunk, or on another stream ordered by `StreamingEpoch::wait` and `release`. One pass at a time: asking an older epoch (or `batch(i)`) for a batch
-/// restarts that pass at the batch's chunk, which costs a synchronous load. A chunk that fails
-/// to load (a copy, a file cut short) fails its batch once with its own error; the next batch
-/// asked for restarts the pass at that batch's chunk. Use from one thread.
-/// Move-only; a moved-from dataset is empty (0 rows, 0 batches).
+/// to another chunk, or on another stream ordered by `StreamingEpoch::wait` and `release`. One pass
+/// at a time: asking an older epoch (or `batch(i)`) for a batch restarts that pass at the batch's
+/// chunk, which costs a synchronous load. A chunk that fails to load (a copy, a file cut short)
+/// fails its batch once with its own error; the next batch asked for restarts the pass at that
+/// batch's chunk. Use from one thread.
+/// Move-only, by the rule of zero: a move takes the ring, the sources and the running pass and
+/// leaves the dataset moved from empty (0 rows, 0 batches); destruction (or a move assignment
+/// over the dataset) stops the producer, waits for copies in flight and releases the ring.
 template <class Space, class... Ts>
-class StreamingDataset
-    : public detail::DatasetAccessors<StreamingDataset<Space, Ts...>, Space> {
-  static_assert(is_memory_space_v<Space>, "StreamingDataset needs a memory space");
-  static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
-  static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>)&&...),
-                "name the field types unqualified: StreamingDataset<Space, float, int32_t>");
-
+class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>, Space, Ts...> {
  public:
-  using batch_type = std::tuple<BatchView<const Ts>...>;    ///< What `batch(i)` returns.
-  using epoch_type = StreamingEpoch<StreamingDataset>;      ///< What `epoch()` returns.
-  static constexpr std::size_t num_fields = sizeof...(Ts);  ///< Fields per row.
+  using typename DatasetAccessors<StreamingDataset, Space, Ts...>::batch_type;
+  using DatasetAccessors<StreamingDataset, Space, Ts...>::num_fields;
+  using epoch_type = StreamingEpoch<StreamingDataset>;  ///< What `epoch()` returns.
 
   /// @brief Checks that the ring fits, allocates it, and starts nothing yet: the first batch
   /// or epoch starts the stream.
+  /// @param space where to put the ring; copies of a space share its accounting
+  /// @param options batch size, remainder policy, reserve, sharding, stream, copy threads and
+  /// `streaming` (chunking and prefetch)
   /// @param fields host tensors with equal row counts, read every epoch: keep them alive
   /// @throws InvalidArgument for mismatched rows, batch size 0, overflow or invalid
   /// `StreamOptions`; CapacityError when the ring does not fit; CudaError when CUDA fails.
@@ -98,15 +99,6 @@ class StreamingDataset
             std::move(space), options, detail::make_layout(options, fields...),
             {detail::RowSource::memory(fields.data(), fields.rows(), fields.row_bytes())...},
             {fields.row_shape()...}) {}
-
-  /// @brief Takes `other`'s ring, sources and running pass; `other` is left empty.
-  StreamingDataset(StreamingDataset&& other) noexcept = default;
-  /// @brief Releases this dataset's ring (stopping its pass), then takes `other`'s.
-  StreamingDataset& operator=(StreamingDataset&& other) noexcept = default;
-  StreamingDataset(const StreamingDataset&) = delete;
-  StreamingDataset& operator=(const StreamingDataset&) = delete;
-  /// @brief Stops the producer, waits for copies in flight, releases the ring.
-  ~StreamingDataset() = default;
 
   /// @brief Exchanges the contents of two datasets.
   void swap(StreamingDataset& other) noexcept { std::swap(*this, other); }
@@ -125,7 +117,9 @@ class StreamingDataset
   [[nodiscard]] std::size_t ring_chunks() const noexcept { return stream_layout().ring_chunks; }
   /// @brief Chunks loaded ahead of the one being read: `StreamOptions::prefetch_chunks`, at
   /// most `ring_chunks() - 1`.
-  [[nodiscard]] std::size_t prefetch_chunks() const noexcept { return stream_layout().prefetch_chunks; }
+  [[nodiscard]] std::size_t prefetch_chunks() const noexcept {
+    return stream_layout().prefetch_chunks;
+  }
   /// @brief Rows in one shuffle window (a chunk): batches mix only within it.
   [[nodiscard]] std::size_t window_rows() const noexcept {
     return stream_layout().chunk_batches * core_.config().batch_size;
@@ -167,10 +161,12 @@ class StreamingDataset
   friend struct detail::StreamFromSources<Space, Ts...>;
 
   // Streams from prepared row sources (see `load_streaming_dataset`).
+  // (`sizeof...(Ts)`, not `num_fields`: the deduction guides synthesised from constructors
+  // see no member of a dependent base.)
   StreamingDataset(Space space, const DatasetOptions& options,
-                   const detail::DatasetLayout<num_fields>& layout,
-                   std::array<detail::RowSource, num_fields> sources,
-                   std::array<Shape, num_fields> row_shapes)
+                   const detail::DatasetLayout<sizeof...(Ts)>& layout,
+                   std::array<detail::RowSource, sizeof...(Ts)> sources,
+                   std::array<Shape, sizeof...(Ts)> row_shapes)
       : row_shapes_(row_shapes) {
     const std::size_t reserve = detail::reserve_for(space, options);
     const detail::CapacityVerdict capacity = detail::check_capacity(space, reserve, 0);
@@ -193,14 +189,14 @@ class StreamingDataset
   }
 
   template <std::size_t... Field>
-  [[nodiscard]] batch_type views(const typename detail::ChunkStreamer<Space, num_fields>::Served&
-                                     served,
-                                 std::index_sequence<Field...> /*fields*/) const {
-    return batch_type(BatchView<const Ts>(
-        reinterpret_cast<const Ts*>(  // NOLINT: typed view of the slot's bytes
-            served.slot + stream_layout().offsets[Field] +
-            served.first_row * core_.layout().row_bytes[Field]),
-        served.slice.rows, row_shapes_[Field], served.slice.valid)...);
+  [[nodiscard]] batch_type views(
+      const typename detail::ChunkStreamer<Space, num_fields>::Served& served,
+      std::index_sequence<Field...> /*fields*/) const {
+    return batch_type(
+        BatchView<const Ts>(reinterpret_cast<const Ts*>(  // NOLINT: typed view of the slot's bytes
+                                served.slot + stream_layout().offsets[Field] +
+                                served.first_row * core_.layout().row_bytes[Field]),
+                            served.slice.rows, row_shapes_[Field], served.slice.valid)...);
   }
 
   // The streamer last, so destroyed first: its producer is joined and its copies drained while
@@ -255,7 +251,9 @@ class StreamingEpoch {
     lease_.check();
     return dataset_->num_batches();
   }
+  /// @brief Whether the epoch has no batches (`size() == 0`); throws as `size()` does.
   [[nodiscard]] bool empty() const { return size() == 0; }
+  /// @brief The options the epoch was made with.
   [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
   /// @brief Always false: streamed batches are views of the ring's chunks, never gathered.
   [[nodiscard]] static constexpr bool gathers() noexcept { return false; }
@@ -296,10 +294,15 @@ class StreamingEpoch {
     streamer.join(consumer);
   }
 
+  /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
+  /// epoch object is destroyed or moved.
+  /// @throws Error as `size()` does.
   [[nodiscard]] iterator begin() {
     lease_.check();
     return iterator(this, 0, self_.lease());
   }
+  /// @brief Iterator past the last batch (at `size()`).
+  /// @throws Error as `size()` does.
   [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
  private:
@@ -307,7 +310,7 @@ class StreamingEpoch {
   detail::TenancyLease lease_;  // checked before every use of `dataset_`
   EpochOptions options_;
   detail::PassOrder order_;  // made only while the lease is valid
-  detail::Tenancy self_;  // this epoch object's, for its iterators
+  detail::Tenancy self_;     // this epoch object's, for its iterators
 };
 
 }  // namespace resident

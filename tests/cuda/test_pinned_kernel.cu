@@ -38,8 +38,8 @@ TEST_F(PinnedKernel, KernelsReadZeroCopyAndGatheredBatchesInPlace) {
   std::iota(ids.begin(), ids.end(), std::int64_t{0});
   resident::DatasetOptions options;
   options.batch_size = batch;
-  DeviceDataset<CudaHostPinnedSpace, std::int64_t> ds(CudaHostPinnedSpace{}, options,
-                                                      HostTensor<const std::int64_t>(ids.data(), {n}));
+  DeviceDataset<CudaHostPinnedSpace, std::int64_t> ds(
+      CudaHostPinnedSpace{}, options, HostTensor<const std::int64_t>(ids.data(), {n}));
   unsigned long long* sum = nullptr;
   ASSERT_EQ(cudaMallocManaged(&sum, sizeof(unsigned long long)), cudaSuccess);
   for (const Shuffle shuffle : {Shuffle::none, Shuffle::samples}) {

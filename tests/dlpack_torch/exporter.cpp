@@ -76,8 +76,7 @@ __attribute__((visibility("default"))) int resident_exporter_cuda_devices() {
 /// Field `field` (0 or 1) of batch `batch` (or the whole field when `batch` < 0) of the dataset
 /// above, on the host (`device` < 0) or on CUDA device `device`; the caller owns the tensor.
 /// Null on failure, with resident_exporter_error() saying why.
-__attribute__((visibility("default"))) void* resident_exporter_export(int device,
-                                                                      std::size_t rows,
+__attribute__((visibility("default"))) void* resident_exporter_export(int device, std::size_t rows,
                                                                       std::size_t batch_size,
                                                                       int field, long batch) {
   try {

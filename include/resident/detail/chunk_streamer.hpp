@@ -81,8 +81,7 @@ class ChunkStreamer {
   /// where needed, gives up the chunks behind it, and waits only for its own chunk.
   [[nodiscard]] Served serve(const PassOrder& order, std::size_t k) {
     const auto [position, place] = locate(order, k, stream_, layout_.geometry.batches);
-    if (active_order_ == nullptr || active_order_->id != order.id ||
-        !pipeline_.can_reach(position))
+    if (active_order_ == nullptr || active_order_->id != order.id || !pipeline_.can_reach(position))
       restart(order, position);
     if (held_ != position) {
       pipeline_.acquire(position, [this](std::size_t given_up) {
@@ -134,10 +133,9 @@ class ChunkStreamer {
     for (std::size_t slot = 0; slot < stream_.ring_chunks; ++slot) transport_->release(slot);
     active_order_ = std::make_shared<const PassOrder>(order);
     held_ = no_position;
-    pipeline_.start(position, stream_.chunks, stream_.prefetch_chunks,
-                    [loader = loader_, pass = active_order_](std::size_t at) {
-                      loader->load(*pass, at);
-                    });
+    pipeline_.start(
+        position, stream_.chunks, stream_.prefetch_chunks,
+        [loader = loader_, pass = active_order_](std::size_t at) { loader->load(*pass, at); });
   }
 
   DatasetLayout<Fields> layout_;

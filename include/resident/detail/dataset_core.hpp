@@ -11,8 +11,11 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
+#include "resident/batch_view.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
@@ -149,8 +152,8 @@ struct CapacityVerdict {
 template <class Space>
 CapacityVerdict check_capacity(const Space& space, std::size_t reserve, std::size_t needed) {
   const Capacity capacity = space.capacity();
-  CapacityVerdict verdict{space.name(), needed, capacity.free_bytes, capacity.total_bytes,
-                          reserve,      false};
+  CapacityVerdict verdict{space.name(),         needed,  capacity.free_bytes,
+                          capacity.total_bytes, reserve, false};
   verdict.fits = needed <= verdict.usable_bytes();
   return verdict;
 }
@@ -202,15 +205,14 @@ class DatasetCore {
     if (moved_from())
       throw std::out_of_range("resident: batch index " + std::to_string(index) +
                               " is out of range: the " + noun +
-                              " was moved from and holds no data; read the batches of the " +
-                              noun + " it was moved to");
-    throw std::out_of_range("resident: batch index " + std::to_string(index) +
-                            " is out of range; the " + noun + " has " +
-                            std::to_string(num_batches()) + " batches (" +
-                            std::to_string(num_rows()) + " rows, batch size " +
-                            std::to_string(config_.batch_size) + ", remainder " +
-                            remainder_name(config_.remainder) + "); use an index below " +
-                            std::to_string(num_batches()));
+                              " was moved from and holds no data; read the batches of the " + noun +
+                              " it was moved to");
+    throw std::out_of_range(
+        "resident: batch index " + std::to_string(index) + " is out of range; the " + noun +
+        " has " + std::to_string(num_batches()) + " batches (" + std::to_string(num_rows()) +
+        " rows, batch size " + std::to_string(config_.batch_size) + ", remainder " +
+        remainder_name(config_.remainder) + "); use an index below " +
+        std::to_string(num_batches()));
   }
 
  private:
@@ -219,47 +221,6 @@ class DatasetCore {
   ResetOnMove<DatasetLayout<Fields>> layout_;
   DatasetStream<Space> stream_;
   Tenancy tenancy_;
-};
-
-/// @brief The accessors every dataset owner has, read from its `impl_core()` (a
-/// `DatasetCore`); a base of the owners, so that they are written once.
-template <class Owner, class Space>
-class DatasetAccessors {
- public:
-  using space_type = Space;                         ///< Where the data lives.
-  using stream_type = typename Space::stream_type;  ///< The dataset's stream type.
-
-  /// @brief Rows stored (before padding): every row, or this rank's part when partitioned.
-  [[nodiscard]] std::size_t num_rows() const noexcept { return core().num_rows(); }
-  /// @brief Row of the caller's data that stored row 0 is: the part's first row when
-  /// partitioned, else 0. Row ids (`batch_indices()`) count stored rows; add this for global ids.
-  [[nodiscard]] std::size_t first_row() const noexcept { return core().geometry().source_first; }
-  /// @brief Rows per batch (`DatasetOptions::batch_size`).
-  [[nodiscard]] std::size_t batch_size() const noexcept { return core().config().batch_size; }
-  /// @brief What happens to the last rows (`DatasetOptions::remainder`).
-  [[nodiscard]] Remainder remainder() const noexcept { return core().config().remainder; }
-  /// @brief Batches per epoch: the same on every rank of the job.
-  [[nodiscard]] std::size_t num_batches() const noexcept { return core().num_batches(); }
-  /// @brief The rank this dataset serves (`DatasetOptions::shard`).
-  [[nodiscard]] const Shard& shard() const noexcept { return core().config().shard; }
-  /// @brief How the rows are divided among the ranks (`DatasetOptions::sharding`).
-  [[nodiscard]] Sharding sharding() const noexcept { return core().config().sharding; }
-  /// @brief No rows stored. A rank of a job with fewer rows than ranks may be empty and still
-  /// serve a batch of padding, so that it takes part in every step.
-  [[nodiscard]] bool empty() const noexcept { return num_rows() == 0; }
-  /// @brief Whether the data was moved to another dataset (and none moved in since): the
-  /// dataset is empty and its epochs throw, saying so.
-  [[nodiscard]] bool moved_from() const noexcept { return core().moved_from(); }
-  /// @brief The space the dataset's memory belongs to.
-  [[nodiscard]] const Space& space() const noexcept { return core().space(); }
-  /// @brief The stream the dataset's device work is ordered on: the one
-  /// `DatasetOptions::stream` named (borrowed), or a non-blocking stream the dataset owns.
-  [[nodiscard]] stream_type stream() const noexcept { return core().stream(); }
-
- private:
-  [[nodiscard]] decltype(auto) core() const noexcept {
-    return static_cast<const Owner&>(*this).impl_core();
-  }
 };
 
 }  // namespace resident::detail

@@ -45,9 +45,8 @@ PassOrder make_pass_order(std::uint64_t id, const EpochOptions& options,
       shuffled ? Permutation(chunks - (geometry.short_last ? 1 : 0), options.seed, options.epoch)
                : Permutation();
   for (std::size_t position = 0; position < chunks; ++position) {
-    order.chunk_at[position] = position < permutation.size()
-                                   ? static_cast<std::size_t>(permutation(position))
-                                   : position;
+    order.chunk_at[position] =
+        position < permutation.size() ? static_cast<std::size_t>(permutation(position)) : position;
     if (order.chunk_at[position] + 1 == chunks) order.short_position = position;
   }
   if (shuffled) order.lane = epoch_lane(geometry, options);

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace resident::detail {
 
 /// @brief `count` owners made by `make()` in turn. Where one throws, the owners made so far are
