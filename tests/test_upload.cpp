@@ -164,7 +164,7 @@ class DeferredTransport {
   DeferredTransport(std::size_t ring, std::size_t bytes, bool honours_waits)
       : buffers_(ring, std::vector<std::byte>(bytes)), honours_waits_(honours_waits) {}
 
-  [[nodiscard]] std::size_t ring_size() const { return buffers_.size(); }
+  [[nodiscard]] std::size_t buffer_count() const { return buffers_.size(); }
   [[nodiscard]] std::byte* buffer(std::size_t slot) { return buffers_[slot].data(); }
   void wait_until_free(std::size_t slot) {
     ++waits;
@@ -240,7 +240,7 @@ TEST(StagedUpload, NeverRefillsABufferWhoseTransferIsPending) {
       SCOPED_TRACE("ring " + std::to_string(ring) + ", chunk " + std::to_string(chunk));
       DeferredTransport transport(ring, chunk, true);
       EXPECT_EQ(staged.run(transport, chunk), staged.expected);
-      const std::size_t chunks = resident::detail::count_chunks(staged.plan.total_bytes, chunk);
+      const std::size_t chunks = resident::detail::count_blocks(staged.plan.total_bytes, chunk);
       EXPECT_EQ(transport.waits, chunks > ring ? chunks - ring : 0);
     }
   }
@@ -263,7 +263,7 @@ TEST(StagedUpload, ProgressReportsOnlyBytesWhoseTransferCompleted) {
                          << "byte " << at << " reported done before it landed";
                    reported.push_back(progress.bytes_done);
                  });
-      const std::size_t chunks = resident::detail::count_chunks(staged.plan.total_bytes, chunk);
+      const std::size_t chunks = resident::detail::count_blocks(staged.plan.total_bytes, chunk);
       ASSERT_EQ(reported.size(), chunks - 1);  // one per chunk; the total is the caller's
       for (std::size_t i = 0; i < reported.size(); ++i) EXPECT_EQ(reported[i], (i + 1) * chunk);
     }

@@ -32,7 +32,7 @@ namespace resident::detail {
 /// Per slot, `loaded` is recorded on the copy stream behind the chunk's copies (the reader's
 /// stream waits on it before its first batch of the chunk), and `freed` on the reader's stream
 /// when the reader gives the chunk up (the copy stream waits on it before overwriting the
-/// slot). Pageable sources go through the staging ring, two buffers of one slot each, filled
+/// slot). Pageable sources go through two staging buffers of one slot each, filled
 /// by host threads while the other drains; page-locked sources are copied directly.
 class CudaChunkTransport {
  public:
@@ -134,7 +134,7 @@ class CudaChunkTransport {
   CudaStream copy_stream_;
   std::vector<CudaEvent> loaded_, freed_;
   CudaEvent joined_;
-  std::optional<CudaStagingRing> staging_;  // pageable sources only; drained by the destructor
+  std::optional<CudaStagingBuffers> staging_;  // pageable sources only; drained by the destructor
   std::size_t loads_ = 0;
   std::optional<CopyWorkers> workers_;
 };

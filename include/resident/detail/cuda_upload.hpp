@@ -45,21 +45,21 @@ inline bool sources_are_pinned(const UploadPlan& plan) {
   });
 }
 
-/// @brief The transport of `pipelined_chunks` on CUDA: one event per slot, recorded behind
-/// the last transfer started from it. Small (a few chunks in flight).
-class CudaEventRing {
+/// @brief The transport of `pipelined_blocks` on CUDA: one event per slot, recorded behind
+/// the last transfer started from it. Small (a few blocks in flight).
+class CudaTransferEvents {
  public:
-  CudaEventRing(std::size_t slots, cudaStream_t stream)
+  CudaTransferEvents(std::size_t slots, cudaStream_t stream)
       : stream_(stream), events_(create_events(slots)) {}
   /// Waits for every transfer still in flight (also when an upload failed half-way: their
   /// sources and staging buffers must outlive them); never throws.
-  ~CudaEventRing() {
+  ~CudaTransferEvents() {
     for (const CudaEvent& event : events_) (void)cudaEventSynchronize(event.get());
   }
-  CudaEventRing(const CudaEventRing&) = delete;
-  CudaEventRing& operator=(const CudaEventRing&) = delete;
+  CudaTransferEvents(const CudaTransferEvents&) = delete;
+  CudaTransferEvents& operator=(const CudaTransferEvents&) = delete;
 
-  [[nodiscard]] std::size_t ring_size() const noexcept { return events_.size(); }
+  [[nodiscard]] std::size_t buffer_count() const noexcept { return events_.size(); }
   void wait_until_free(std::size_t slot) const {
     RESIDENT_CUDA_TRY(cudaEventSynchronize(events_[slot].get()));
   }
@@ -75,20 +75,20 @@ class CudaEventRing {
   std::vector<CudaEvent> events_;
 };
 
-/// @brief The one page-locked staging ring on CUDA: buffers of host memory that host threads
-/// fill while the copy engine drains the others, each behind an event recorded after the
+/// @brief The one set of page-locked staging buffers on CUDA: buffers of host memory that host
+/// threads fill while the copy engine drains the others, each behind an event recorded after the
 /// last copy out of it. Uploads use it as `staged_upload`'s transport (`transfer`); streaming
 /// uses it for its two chunk buffers (`copy_out`, then `record`). Allocated once per upload
 /// or stream and small (a few buffers), because page-locking costs hundreds of milliseconds
 /// per GiB.
-class CudaStagingRing {
+class CudaStagingBuffers {
  public:
-  CudaStagingRing(std::size_t buffers, std::size_t buffer_bytes, cudaStream_t stream)
+  CudaStagingBuffers(std::size_t buffers, std::size_t buffer_bytes, cudaStream_t stream)
       : buffer_bytes_(buffer_bytes),
-        base_(allocate_pinned(checked_mul(buffers, buffer_bytes, "staging ring byte size"))),
+        base_(allocate_pinned(checked_mul(buffers, buffer_bytes, "staging byte size"))),
         events_(buffers, stream) {}
 
-  [[nodiscard]] std::size_t ring_size() const noexcept { return events_.ring_size(); }
+  [[nodiscard]] std::size_t buffer_count() const noexcept { return events_.buffer_count(); }
   [[nodiscard]] std::byte* buffer(std::size_t slot) const noexcept {
     return base_.get() + slot * buffer_bytes_;
   }
@@ -111,18 +111,18 @@ class CudaStagingRing {
 
  private:
   std::size_t buffer_bytes_;
-  PinnedBuffer base_;     // released after `events_` has waited for the transfers out of it
-  CudaEventRing events_;  // NOLINT: declared after `base_` on purpose (destroyed first)
+  PinnedBuffer base_;          // released after `events_` has waited for the transfers out of it
+  CudaTransferEvents events_;  // NOLINT: declared after `base_` on purpose (destroyed first)
 };
 
-/// @brief Pinned sources: the copy engine reads them directly, chunk by chunk through an
-/// event ring, so that progress counts landed bytes and cancellation keeps its granularity;
-/// gaps are zeroed on the device.
-inline void direct_upload(std::byte* destination, const UploadPlan& plan, std::size_t chunk,
+/// @brief Pinned sources: the copy engine reads them directly, block by block through an
+/// transfer event per buffer, so that progress counts landed bytes and cancellation keeps its
+/// granularity; gaps are zeroed on the device.
+inline void direct_upload(std::byte* destination, const UploadPlan& plan, std::size_t block,
                           std::size_t in_flight, cudaStream_t stream,
                           const ProgressReporter& progress) {
-  CudaEventRing ring(in_flight, stream);
-  pipelined_chunks(ring, plan.total_bytes, chunk, progress,
+  CudaTransferEvents events(in_flight, stream);
+  pipelined_blocks(events, plan.total_bytes, block, progress,
                    [&](std::size_t slot, std::size_t first, std::size_t last) {
                      plan.for_each_part(
                          first, last, [&](std::size_t at, const std::byte* source, std::size_t n) {
@@ -132,7 +132,7 @@ inline void direct_upload(std::byte* destination, const UploadPlan& plan, std::s
                            else
                              RESIDENT_CUDA_TRY(cudaMemsetAsync(destination + at, 0, n, stream));
                          });
-                     ring.record(slot);
+                     events.record(slot);
                    });
 }
 
@@ -144,14 +144,14 @@ struct CudaUpload {
     const ProgressReporter progress(options.on_progress, plan.total_bytes);
     if (plan.total_bytes != 0) {
       const CudaDeviceScope scope(space.device_id());
-      const std::size_t chunk = std::min(options.chunk_bytes, plan.total_bytes);
+      const std::size_t block = std::min(options.chunk_bytes, plan.total_bytes);
       const std::size_t in_flight =
-          std::min(options.staging_buffers, count_chunks(plan.total_bytes, chunk));
+          std::min(options.staging_buffers, count_blocks(plan.total_bytes, block));
       if (sources_are_pinned(plan)) {
-        direct_upload(destination, plan, chunk, in_flight, stream, progress);
+        direct_upload(destination, plan, block, in_flight, stream, progress);
       } else {
-        CudaStagingRing ring(in_flight, chunk, stream);
-        staged_upload(ring, destination, plan, chunk,
+        CudaStagingBuffers staging(in_flight, block, stream);
+        staged_upload(staging, destination, plan, block,
                       upload_thread_count(options.upload_threads, plan.total_bytes), progress);
       }
     }

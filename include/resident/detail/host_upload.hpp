@@ -12,9 +12,9 @@
 namespace resident::detail {
 
 /// @brief The default upload engine of `space_traits`, for spaces whose `copy_from_host`
-/// completes on the calling thread (the host space and spaces built on it): chunk by chunk,
-/// each chunk split across a team of copy threads, progress reported and cancellation honoured
-/// between chunks.
+/// completes on the calling thread (the host space and spaces built on it): block by block,
+/// each block split across a team of copy threads, progress reported and cancellation honoured
+/// between blocks.
 /// @note Every byte goes through `space.copy_from_host`, so a space that wraps the host space
 /// (for fault injection, say) sees every copy.
 struct CopyTeamUpload {
@@ -29,7 +29,7 @@ struct CopyTeamUpload {
         space.copy_from_host(destination + at, source != nullptr ? source : zeros, n, stream);
       });
     };
-    for_each_chunk(plan.total_bytes, options.chunk_bytes,
+    for_each_block(plan.total_bytes, options.chunk_bytes,
                    [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
                      workers.for_each_slice(first, last, copy_slice);
                      if (last < plan.total_bytes) progress.report(last);

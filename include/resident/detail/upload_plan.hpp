@@ -82,13 +82,13 @@ UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
   return upload_plan;
 }
 
-/// @brief Calls `chunk_of(first, last, index)` for consecutive chunks of at most `chunk` bytes
-/// covering `[0, total)` (never overflowing, whatever `chunk` is).
-template <class ChunkOf>
-void for_each_chunk(std::size_t total, std::size_t chunk, ChunkOf&& chunk_of) {
+/// @brief Calls `block_of(first, last, index)` for consecutive blocks of at most `block` bytes
+/// covering `[0, total)` (never overflowing, whatever `block` is).
+template <class BlockOf>
+void for_each_block(std::size_t total, std::size_t block, BlockOf&& block_of) {
   for (std::size_t first = 0, index = 0; first < total; ++index) {
-    const std::size_t last = first + std::min(chunk, total - first);
-    chunk_of(first, last, index);
+    const std::size_t last = first + std::min(block, total - first);
+    block_of(first, last, index);
     first = last;
   }
 }
@@ -96,7 +96,7 @@ void for_each_chunk(std::size_t total, std::size_t chunk, ChunkOf&& chunk_of) {
 /// @brief Checks the upload options that can never work.
 inline void check_upload_options(const DatasetOptions& options) {
   RESIDENT_EXPECTS(options.chunk_bytes > 0,
-                   "DatasetOptions::chunk_bytes is 0; use a positive chunk size (default 8 MiB)");
+                   "DatasetOptions::chunk_bytes is 0; use a positive block size (default 8 MiB)");
   RESIDENT_EXPECTS(options.staging_buffers > 0,
                    "DatasetOptions::staging_buffers is 0; use at least 1 (default 4)");
 }
