@@ -24,6 +24,8 @@ namespace resident {
 template <class Owner, class Space, class... Ts>
 class DatasetAccessors {
   static_assert(is_memory_space_v<Space>, "a dataset needs a memory space");
+  static_assert(std::is_default_constructible_v<Space> && std::is_copy_constructible_v<Space>,
+                "a memory space is default-constructible and copyable (see space_traits.hpp)");
   static_assert(sizeof...(Ts) >= 1, "a dataset needs at least one field");
   static_assert(((!std::is_const_v<Ts> && !std::is_reference_v<Ts>)&&...),
                 "name the field types unqualified, as in DeviceDataset<Space, float, int32_t>");

@@ -6,9 +6,11 @@
 /// @brief What makes a type a memory space, and the traits that ask about one (after Kokkos'
 /// `is_memory_space` and `SpaceAccessibility`).
 ///
-/// A memory space `S` provides:
-/// - `using memory_space = S;`, `using stream_type = ...;`, `static constexpr bool
-///   device_accessible` (whether kernels can read its memory);
+/// A memory space `S` is a default-constructible, copyable class (datasets keep a copy, and
+/// a moved-from dataset a default one) that provides:
+/// - `using memory_space = S;`, `using stream_type = ...;` (default-constructible: the
+///   value of "no stream"), `static constexpr bool device_accessible` (whether kernels can
+///   read its memory);
 /// - `std::string name() const` ("host", "cuda:0") and `Capacity capacity() const`;
 /// - `std::size_t default_reserve_bytes() const`: the reserve used when `DatasetOptions`
 ///   names none;

@@ -178,7 +178,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
                             " batches) does not fit; " + detail::stream_ring_advice(options));
     detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
     streamer_ = std::make_unique<detail::ChunkStreamer<Space, num_fields>>(
-        core.space(), core.stream(), layout, stream, std::move(sources),
+        core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
         detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     core_ = std::move(core);
@@ -199,8 +199,9 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
                             served.slice.rows, row_shapes_[Field], served.slice.valid)...);
   }
 
-  // The streamer last, so destroyed first: its producer is joined and its copies drained while
-  // the stream they are ordered against still exists.
+  // The streamer shares the ownership of the core's stream, so that its producer is joined and
+  // its copies drained before the stream goes, whichever member a destruction or a move
+  // assignment releases first.
   detail::DatasetCore<Space, num_fields> core_;
   detail::ResetOnMove<detail::StreamLayout<num_fields>> stream_layout_;
   std::array<Shape, num_fields> row_shapes_{};

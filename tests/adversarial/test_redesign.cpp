@@ -1060,23 +1060,4 @@ TEST(RedesignFound, DatasetMoveAssignOverARunningPassUsesNoDestroyedStream) {
   EXPECT_EQ(labels_of(target.batch(7)), expected_labels(7, 8, 64, 5000));
 }
 
-// Bug (compile time, so behind a macro: define RESIDENT_REDESIGN_SPACE_WITHOUT_DEFAULT_CTOR to
-// see it): space_traits.hpp lists what a memory space provides, and default construction is not
-// in the list, but `DatasetCore::space_`, `OwningStream::space_` and `Allocation::space_` are
-// `Space space_{}`, so a space bound to a pool (no default constructor) does not compile.
-#ifdef RESIDENT_REDESIGN_SPACE_WITHOUT_DEFAULT_CTOR
-class BoundSpace : public WatchSpace {
- public:
-  using memory_space = BoundSpace;
-  explicit BoundSpace(int /*pool*/) {}
-};
-TEST(RedesignFound, ASpaceWithoutADefaultConstructorHoldsADataset) {
-  const OffsetRows rows(10, 0);
-  const BoundSpace space(1);
-  DeviceDataset<BoundSpace, float, std::int32_t> ds(space, options_of(4), rows.x(), rows.y());
-  StreamingDataset<BoundSpace, float, std::int32_t> ss(space, options_of(4), rows.x(), rows.y());
-  EXPECT_EQ(ds.num_batches() + ss.num_batches(), 6U);
-}
-#endif
-
 }  // namespace

@@ -44,10 +44,15 @@ class ChunkStreamer {
 
   /// @brief Allocates the slots in `space` and makes the transport; starts nothing.
   /// @throws CapacityError when the slots cannot be allocated; what the transport throws.
-  ChunkStreamer(const Space& space, stream_type reader, const DatasetLayout<Fields>& layout,
-                const StreamLayout<Fields>& stream, std::array<RowSource, Fields> sources,
-                unsigned threads)
-      : layout_(layout), stream_(stream), slots_(space, stream.total_bytes) {
+  /// `reader_owner` keeps the reader's stream alive as long as the producer and the transport
+  /// may use it (null for a stream the caller owns).
+  ChunkStreamer(const Space& space, stream_type reader, std::shared_ptr<const void> reader_owner,
+                const DatasetLayout<Fields>& layout, const StreamLayout<Fields>& stream,
+                std::array<RowSource, Fields> sources, unsigned threads)
+      : reader_owner_(std::move(reader_owner)),
+        layout_(layout),
+        stream_(stream),
+        slots_(space, stream.total_bytes) {
     const bool pinned = Transport::sources_pinned(space, sources);
     transport_ = std::make_unique<Transport>(space, reader, stream.ring_chunks, stream.slot_bytes,
                                              pinned, threads);
@@ -138,6 +143,7 @@ class ChunkStreamer {
         [loader = loader_, pass = active_order_](std::size_t at) { loader->load(*pass, at); });
   }
 
+  std::shared_ptr<const void> reader_owner_;  // first declared: released last
   DatasetLayout<Fields> layout_;
   StreamLayout<Fields> stream_;
   Allocation<Space> slots_;

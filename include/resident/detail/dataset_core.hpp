@@ -9,6 +9,7 @@
 // every member here empties itself when moved from, so that the owners' moves are defaulted.
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -49,42 +50,35 @@ class ResetOnMove {
   T value_{};
 };
 
-/// @brief A stream a dataset made and destroys with itself (move-only; the owning half of the
-/// pair, as rmm's `cuda_stream` is to `cuda_stream_view`).
+/// @brief A stream a dataset made, destroyed with this object: the owning half of the pair,
+/// as rmm's `cuda_stream` is to `cuda_stream_view` (the `stream_type` handle is the
+/// non-owning half). Held by a `shared_ptr` (see `DatasetStream`), so neither copied nor moved.
 template <class Space>
 class OwningStream {
  public:
   using stream_type = typename Space::stream_type;
 
-  OwningStream() = default;
   /// Creates a stream of `space`.
-  explicit OwningStream(const Space& space)
-      : space_(space), stream_(space.create_stream()), owns_(true) {}
-  OwningStream(OwningStream&& other) noexcept = default;
-  OwningStream& operator=(OwningStream&& other) noexcept {
-    OwningStream taken(std::move(other));  // destroys this object's stream on the way out
-    std::swap(space_, taken.space_);
-    std::swap(stream_, taken.stream_);
-    std::swap(owns_, taken.owns_);
-    return *this;
-  }
+  explicit OwningStream(const Space& space) : space_(space), stream_(space.create_stream()) {}
   OwningStream(const OwningStream&) = delete;
   OwningStream& operator=(const OwningStream&) = delete;
-  ~OwningStream() {
-    if (owns_.get()) space_.destroy_stream(stream_.get());
-  }
+  OwningStream(OwningStream&&) = delete;
+  OwningStream& operator=(OwningStream&&) = delete;
+  ~OwningStream() { space_.destroy_stream(stream_); }
 
   /// The stream, as the non-owning handle every operation takes.
-  [[nodiscard]] stream_type view() const noexcept { return stream_.get(); }
+  [[nodiscard]] stream_type view() const noexcept { return stream_; }
 
  private:
-  Space space_{};
-  ResetOnMove<stream_type> stream_;
-  ResetOnMove<bool> owns_;  // false when moved from
+  Space space_;
+  stream_type stream_;
 };
 
 /// @brief A dataset's stream: the caller's (`DatasetOptions::stream`, where the space takes
 /// one: never destroyed here), or one the dataset owns. `view()` is what every operation uses.
+/// An owned stream is shared with whatever `keep_alive()` is given to (a streaming dataset's
+/// producer), so that it is destroyed after the last user, whatever order owners are
+/// destroyed or assigned in.
 template <class Space>
 class DatasetStream {
  public:
@@ -98,14 +92,16 @@ class DatasetStream {
         return;
       }
     }
-    owned_ = OwningStream<Space>(space);
-    view_ = ResetOnMove<stream_type>(owned_.view());
+    owned_ = std::make_shared<const OwningStream<Space>>(space);
+    view_ = ResetOnMove<stream_type>(owned_->view());
   }
 
   [[nodiscard]] stream_type view() const noexcept { return view_.get(); }
+  /// @brief Keeps an owned stream alive while the pointer lives (null for the caller's).
+  [[nodiscard]] std::shared_ptr<const void> keep_alive() const noexcept { return owned_; }
 
  private:
-  OwningStream<Space> owned_;  // empty when the stream is the caller's
+  std::shared_ptr<const OwningStream<Space>> owned_;  // null when the stream is the caller's
   ResetOnMove<stream_type> view_;
 };
 
@@ -193,6 +189,10 @@ class DatasetCore {
   [[nodiscard]] const DatasetLayout<Fields>& layout() const noexcept { return layout_.get(); }
   [[nodiscard]] const ShardGeometry& geometry() const noexcept { return layout_.get().geometry; }
   [[nodiscard]] stream_type stream() const noexcept { return stream_.view(); }
+  /// @brief Keeps the dataset's own stream alive while the pointer lives (see `DatasetStream`).
+  [[nodiscard]] std::shared_ptr<const void> stream_keep_alive() const noexcept {
+    return stream_.keep_alive();
+  }
   [[nodiscard]] std::size_t num_rows() const noexcept { return geometry().order_rows; }
   [[nodiscard]] std::size_t num_batches() const noexcept { return geometry().batches; }
   [[nodiscard]] bool moved_from() const noexcept { return tenancy_.moved_from(); }
