@@ -139,14 +139,23 @@ TEST(SpaceTraits, UsableBytesAreTheFreeBytesLessTheReserve) {
   EXPECT_EQ(usable_bytes(0, max), 0u);
 }
 
+// 100 row ids in batches of 30, for a dataset in a `LedgerSpace`.
+struct LedgerData {
+  LedgerData() : values(100) { std::iota(values.begin(), values.end(), 0); }
+  std::vector<std::int32_t> values;
+  resident::HostTensor<const std::int32_t> tensor{values.data(), {100}};
+  resident::DatasetOptions options = [] {
+    resident::DatasetOptions batches_of_30;
+    batches_of_30.batch_size = 30;
+    return batches_of_30;
+  }();
+};
+
 // The protocol is all a dataset needs: a space written from it alone is planned, uploaded to,
 // read from and given back everything.
 TEST(SpaceTraits, ASpaceWrittenFromTheProtocolHoldsADataset) {
-  std::vector<std::int32_t> values(100);
-  std::iota(values.begin(), values.end(), 0);
-  const resident::HostTensor<const std::int32_t> tensor(values.data(), {100});
-  resident::DatasetOptions options;
-  options.batch_size = 30;
+  const LedgerData data;
+  const auto& [values, tensor, options] = data;
   const LedgerSpace space;
   const auto verdict = resident::plan(space, options, tensor);
   EXPECT_TRUE(verdict.fits);
@@ -171,11 +180,8 @@ TEST(SpaceTraits, ASpaceWrittenFromTheProtocolHoldsADataset) {
 // Every stream a dataset makes with create_stream() it gives back with destroy_stream() (on
 // CudaSpace a dataset that did not would leak one CUDA stream).
 TEST(SpaceTraits, ADatasetDestroysTheStreamItMade) {
-  std::vector<std::int32_t> values(100);
-  std::iota(values.begin(), values.end(), 0);
-  const resident::HostTensor<const std::int32_t> tensor(values.data(), {100});
-  resident::DatasetOptions options;
-  options.batch_size = 30;
+  const LedgerData data;
+  const auto& [values, tensor, options] = data;
   const LedgerSpace space;
   {
     const resident::DeviceDataset<LedgerSpace, std::int32_t> ds(space, options, tensor);

@@ -412,7 +412,7 @@ TEST(RedesignMoves, MovedFromOfEveryKindIsEmptyAndSaysSo) {
     EXPECT_EQ(b.bytes(), space.used_bytes());
     a = std::move(b);  // moved into again
     EXPECT_FALSE(a.moved_from());
-    EXPECT_TRUE(b.moved_from());
+    EXPECT_TRUE(b.moved_from());  // NOLINT(bugprone-use-after-move)
     EXPECT_EQ(labels_of(a.batch(4)), expected_labels(4, 8, 40));
   }
   EXPECT_EQ(space.used_bytes(), 0U);
@@ -509,7 +509,7 @@ TEST(RedesignStreamingMoves, MoveAssignOverARunningPassStopsItAndReturnsItsBudge
   EXPECT_EQ(space.used_bytes(), source_bytes) << "the old ring must be released";
   EXPECT_EQ(target.num_rows(), 64U);
   EXPECT_EQ(target.chunk_batches(), 3U);
-  EXPECT_TRUE(source.moved_from());
+  EXPECT_TRUE(source.moved_from());  // NOLINT(bugprone-use-after-move)
   expect_error([&] { (void)old_epoch.batch(1); }, changed_since);
   for (std::size_t k = 0; k < target.num_batches(); ++k)
     EXPECT_EQ(labels_of(target.batch(k)), expected_labels(k, 8, 64, 5000));
@@ -585,7 +585,7 @@ TEST(RedesignWaitRelease, OnEpochsOfMovedOrMovedFromDatasets) {
   HostStreaming moved(std::move(ds));
   expect_error([&] { epoch.wait(0, {}); }, changed_since);
   expect_error([&] { epoch.release(0, {}); }, changed_since);
-  auto of_moved_from = ds.epoch();
+  auto of_moved_from = ds.epoch();  // NOLINT(bugprone-use-after-move)
   expect_error([&] { of_moved_from.wait(0, {}); }, made_moved_from);
   expect_error([&] { of_moved_from.release(0, {}); }, made_moved_from);
   auto fine = moved.epoch();
@@ -880,9 +880,9 @@ TEST(RedesignAccessors, AConstBaseReferenceReadsWhatTheDatasetSays) {
   HostDataset made2(std::move(made));
   const Figures gone{0,    0,    4,     0, 1, Remainder::pad, resident::Sharding::partitioned,
                      true, true, "host"};
-  EXPECT_TRUE(through_base(device) == gone);
-  EXPECT_TRUE(through_base(streaming) == gone);
-  EXPECT_TRUE(through_base(made) == gone);
+  EXPECT_TRUE(through_base(device) == gone);     // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(through_base(streaming) == gone);  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(through_base(made) == gone);       // NOLINT(bugprone-use-after-move)
   EXPECT_TRUE(through_base(device2) == want);
   EXPECT_TRUE(through_base(streaming2) == want);
   EXPECT_TRUE(through_base(made2) == want);
