@@ -6,12 +6,19 @@
 // every iteration would make it dominate the zero-copy modes, whose epochs take microseconds.)
 // Data: CIFAR-10-shaped uint8 images (50,000 x 3 x 32 x 32) with int32 labels, and a wider float32
 // case (20,000 x 2,048). Compiled by nvcc where it exists, so that the device gathers can launch.
+// The host's shuffled epochs are also measured against NumPy's fancy indexing on the same shapes
+// (`ratio_to_numpy`, from benchmarks/peers/numpy_epoch.py run as a subprocess before the epochs;
+// left out, with a message, where Python or NumPy is missing).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "resident/resident.hpp"
@@ -118,9 +125,41 @@ std::size_t any_epoch(Ds& ds, const EpochOptions& options, int mode) {
   return run_epoch(epoch);
 }
 
+// Seconds of one NumPy epoch of `shape` in `mode` (a shuffled mode), or nothing where the peer
+// cannot run (said once on stderr).
+std::optional<double> numpy_epoch_seconds(Shape shape, const char* dtype, int mode) {
+  const char* python = std::getenv("RESIDENT_PYTHON");
+  std::string command = std::string(python != nullptr ? python : "python3") + " '" +
+                        RESIDENT_NUMPY_PEER + "' --rows " + std::to_string(shape.rows) +
+                        " --row-elements " + std::to_string(shape.row_elements) + " --dtype " +
+                        dtype + " --batch " + std::to_string(kBatch);
+  if (mode == kSamplesNormalize) command += " --normalize 0.00392156862745098 -0.5";
+  std::string output;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+    if (::pclose(pipe) != 0) output.clear();
+  }
+  const std::string key = "\"seconds_per_epoch\": ";
+  const std::size_t at = output.find(key);
+  if (at == std::string::npos) {
+    static bool said = false;
+    if (!said)
+      std::fprintf(stderr, "bench_epoch: no NumPy peer (`%s` failed); ratio_to_numpy left out\n",
+                   command.c_str());
+    said = true;
+    return std::nullopt;
+  }
+  return std::strtod(output.c_str() + at + key.size(), nullptr);
+}
+
 template <class Feature>
 void BM_HostEpoch(benchmark::State& state, Shape shape) {
   const int mode = static_cast<int>(state.range(0));
+  std::optional<double> numpy_seconds;
+  if (mode >= kSamples)
+    numpy_seconds =
+        numpy_epoch_seconds(shape, std::is_same_v<Feature, float> ? "float32" : "uint8", mode);
   std::vector<std::byte> copy_source, copy_target;
   const auto seconds_since = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -140,6 +179,10 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
         benchmark::ClobberMemory();
         return seconds_since(start);
       });
+  if (numpy_seconds) {
+    state.counters["numpy_epochs_per_s"] = 1.0 / *numpy_seconds;
+    state.counters["ratio_to_numpy"] = *numpy_seconds * state.counters["epochs_per_s"].value;
+  }
 }
 
 #if defined(__CUDACC__)

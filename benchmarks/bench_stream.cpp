@@ -81,8 +81,17 @@ void stream_against(benchmark::State& state, Dataset& ds, const char* baseline_n
   report(state, ds.num_batches() * batch_rows * row_bytes, streamed, baseline_name, baseline_total);
 }
 
+/// The host streaming options: chunks of `host_chunk_batches`, the reader copying while it
+/// waits or not.
+DatasetOptions host_stream_options(bool reader_copies) {
+  DatasetOptions options = stream_options(host_chunk_batches);
+  options.streaming.reader_copies = reader_copies;
+  return options;
+}
+
 /// An epoch streamed through a `HostSpace` budget of half the data, from host memory,
-/// against one `std::memcpy` of the same bytes into memory touched before (the DRAM limit).
+/// against one `std::memcpy` of the same bytes into memory touched before (the DRAM limit);
+/// the second argument is `StreamOptions::reader_copies`.
 void BM_HostStreamVsMemcpy(benchmark::State& state) {
   const auto rows = static_cast<std::size_t>(state.range(0)) / row_bytes;
   const std::size_t bytes = rows * row_bytes;
@@ -90,13 +99,13 @@ void BM_HostStreamVsMemcpy(benchmark::State& state) {
   std::iota(source.begin(), source.end(), std::uint8_t{0});
   std::vector<std::uint8_t> target(bytes, 1);
   StreamingDataset<HostSpace, std::uint8_t> ds(
-      HostSpace::with_budget(bytes / 2), stream_options(host_chunk_batches),
+      HostSpace::with_budget(bytes / 2), host_stream_options(state.range(1) != 0),
       HostTensor<const std::uint8_t>(source.data(), {rows, row_bytes}));
   stream_against(state, ds, "memcpy", [&] { std::memcpy(target.data(), source.data(), bytes); });
 }
 BENCHMARK(BM_HostStreamVsMemcpy)
-    ->Arg(128 << 20)
-    ->Arg(256 << 20)
+    ->ArgsProduct({{128 << 20, 256 << 20}, {0, 1}})
+    ->ArgNames({"bytes", "reader_copies"})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
@@ -113,7 +122,7 @@ void BM_HostStreamFileVsRead(benchmark::State& state) {
   }
   {
     auto ds = load_streaming_dataset<HostSpace, std::uint8_t>(
-        HostSpace::with_budget(bytes / 2), stream_options(host_chunk_batches), path);
+        HostSpace::with_budget(bytes / 2), host_stream_options(state.range(1) != 0), path);
     const std::size_t chunk = ds.chunk_batches() * batch_rows * row_bytes;
     std::vector<std::uint8_t> buffer(chunk);
     stream_against(state, ds, "read", [&] {
@@ -124,7 +133,11 @@ void BM_HostStreamFileVsRead(benchmark::State& state) {
   }
   std::remove(path.c_str());
 }
-BENCHMARK(BM_HostStreamFileVsRead)->Arg(256 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HostStreamFileVsRead)
+    ->ArgsProduct({{256 << 20}, {0, 1}})
+    ->ArgNames({"bytes", "reader_copies"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 #if RESIDENT_HAS_CUDA
 bool skip_without_device(benchmark::State& state) {

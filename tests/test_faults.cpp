@@ -227,8 +227,8 @@ class Faults : public ::testing::Test {
 
 struct InnerName {
   template <class Inner>
-  static std::string GetName(int /*index*/) {
-    return std::is_same_v<Inner, HostSpace> ? "FaultyHostSpace" : "FaultyCudaSpace";
+  static std::string GetName(int index) {
+    return "Faulty" + resident::testing::SpaceName::GetName<Inner>(index);
   }
 };
 TYPED_TEST_SUITE(Faults, resident::testing::SpaceTypes, InnerName);

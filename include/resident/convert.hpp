@@ -108,6 +108,20 @@ class Normalize {
             "rows or 1 for HWC rows of this field");
   }
 
+  /// @brief Channels: 1, or as many as `mean_std` was given.
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::size_t channels() const noexcept { return channels_; }
+  /// @brief Elements of one channel's run in a row (`mean_std`'s `channel_stride`; 1 for a
+  /// single channel).
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::size_t channel_stride() const noexcept {
+    return channel_stride_;
+  }
+  /// @brief Channel `c`'s factor (`c < channels()`).
+  [[nodiscard]] RESIDENT_HOST_DEVICE float scale(std::size_t c) const noexcept { return scale_[c]; }
+  /// @brief Channel `c`'s offset, added after the factor (`c < channels()`).
+  [[nodiscard]] RESIDENT_HOST_DEVICE float offset(std::size_t c) const noexcept {
+    return offset_[c];
+  }
+
   /// @brief Element `element` (index within its row) of value `value`, converted.
   template <class T>
   [[nodiscard]] RESIDENT_HOST_DEVICE float operator()(T value, std::size_t element) const noexcept {

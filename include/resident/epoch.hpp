@@ -329,44 +329,64 @@ class Epoch {
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     const auto& fences = dataset_->impl_ring().fences();
     fences.before_fill(slot, dataset_->stream());
-    if (with_fields) {
-      (gather_field<Field>(base + ring_.offsets[Field], order, rows,
-                           Field == 0 ? indices : nullptr),
+    if constexpr (!space_traits<Space>::gathers_with_kernels) {
+      if (with_fields) {
+        // One pass for every field, the row ids computed once (see host_gather).
+        detail::host_gather(
+            order, rows, indices, host_workers(),
+            detail::GatherField{dataset_->template field<Field>().data(), ring_field<Field>(base),
+                                row_elements<Field>(), field_op<Field>()}...);
+      } else {
+        for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
+      }
+    } else if (with_fields) {
+      (gather_field<Field>(ring_field<Field>(base), order, rows, Field == 0 ? indices : nullptr),
        ...);
-    } else if constexpr (space_traits<Space>::gathers_with_kernels) {
+    } else {
       require_kernels();
 #if defined(__CUDACC__)
       detail::device_fill_indices(order, rows, indices, dataset_->stream());
 #endif
-    } else {
-      for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
     }
     fences.after_fill(slot, dataset_->stream());
   }
 
   template <std::size_t Field>
-  void gather_field(std::byte* destination, const detail::RowOrder& order, std::size_t rows,
+  [[nodiscard]] output_t<Field>* ring_field(std::byte* slot) const noexcept {
+    return reinterpret_cast<output_t<Field>*>(slot + ring_.offsets[Field]);  // NOLINT: typed
+  }
+
+  // Field `Field` of batch k into its ring slot, by a kernel on the dataset's stream.
+  template <std::size_t Field>
+  void gather_field(output_t<Field>* to, const detail::RowOrder& order, std::size_t rows,
                     std::int64_t* indices) {
-    const auto source = dataset_->template field<Field>();
-    auto* to = reinterpret_cast<output_t<Field>*>(destination);  // NOLINT: typed ring bytes
-    const auto& op = field_op<Field>();
-    if constexpr (space_traits<Space>::gathers_with_kernels) {
-      require_kernels();
+    require_kernels();
 #if defined(__CUDACC__)
-      detail::device_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
-                            dataset_->stream());
+    const auto source = dataset_->template field<Field>();
+    detail::device_gather(source.data(), to, source.row_elements(), order, rows, field_op<Field>(),
+                          indices, dataset_->stream());
 #else
-      (void)to, (void)op, (void)source, (void)order, (void)rows, (void)indices;
+    (void)to, (void)order, (void)rows, (void)indices;
 #endif
-    } else {
-      if (!workers_) {
-        const std::size_t batch_bytes = dataset_->impl_core().geometry().largest_batch_rows() *
-                                        source.row_elements() * sizeof(stored_t<Field>);
-        workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
-      }
-      detail::host_gather(source.data(), to, source.row_elements(), order, rows, op, indices,
-                          *workers_);
-    }
+  }
+
+  template <std::size_t Field>
+  [[nodiscard]] std::size_t row_elements() const noexcept {
+    return dataset_->template field<Field>().row_elements();
+  }
+
+  // The copy team of this epoch's host gathers, made at the first: sized by the bytes of the
+  // largest batch, all fields together.
+  template <std::size_t... Field>
+  [[nodiscard]] std::size_t largest_batch_bytes(std::index_sequence<Field...>) const noexcept {
+    return dataset_->impl_core().geometry().largest_batch_rows() *
+           ((row_elements<Field>() * sizeof(stored_t<Field>)) + ...);
+  }
+  detail::CopyWorkers& host_workers() {
+    if (!workers_)
+      workers_ = std::make_unique<detail::CopyWorkers>(
+          detail::gather_thread_count(largest_batch_bytes(std::make_index_sequence<fields>{})));
+    return *workers_;
   }
 
   template <std::size_t Field>

@@ -69,9 +69,11 @@ struct HostMemoryCopies {
   void synchronize(stream_type /*stream*/) const noexcept {}
 
   /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
+  /// Large copies bypass the caches (`detail::copy_past_caches`): uploads and streamed
+  /// chunks are written once and read much later.
   void copy_from_host(void* destination, const void* source, std::size_t bytes,
                       stream_type /*stream*/) const noexcept {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
+    if (bytes != 0) copy_past_caches(destination, source, bytes);
   }
 
   /// @brief Copies `bytes` from this space into host memory; done when it returns.

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/row_source.hpp"
@@ -30,11 +31,12 @@ struct ChunkLoader {
   std::byte* slots = nullptr;  ///< The dataset's slots, `ring_chunks` of `slot_bytes` each.
   Transport* transport = nullptr;
 
-  /// Producer thread: the chunk at `position` of `order` into its slot.
-  void load(const PassOrder& order, std::size_t position) const {
+  /// Producer thread: the chunk at `position` of `order` into its slot (`pieces`: see the
+  /// transport's `load`).
+  void load(const PassOrder& order, std::size_t position, SharedPieces& pieces) const {
     const std::size_t slot = position % stream_layout.ring_chunks;
     transport->load(slot, slots + slot * stream_layout.slot_bytes,
-                    chunk_copies(order.chunk_at[position], order.lane));
+                    chunk_copies(order.chunk_at[position], order.lane), pieces);
   }
 
   /// The copies that fill a slot with chunk `chunk` of lane `lane`: for every field and batch,

@@ -8,8 +8,77 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace resident::detail {
+
+/// @brief The pieces of one chunk load that the producer shares with a reader waiting for the
+/// chunk: the reader's core copies while it would otherwise sleep, and never while the reader
+/// works on a batch. Guarded by the pipeline's mutex; a piece runs without it.
+class SharedPieces {
+ public:
+  SharedPieces(std::mutex& mutex, std::condition_variable& changed) noexcept
+      : mutex_(mutex), changed_(changed) {}
+
+  /// @brief Producer thread: runs `piece(i)` for every `i < count`, here and on a reader that
+  /// waits meanwhile (unless the pass was started unshared), and returns when every piece is done;
+  /// rethrows the first exception a piece threw (after the other pieces ended).
+  template <class Piece>
+  void run(std::size_t count, Piece&& piece) {
+    using Function = std::remove_reference_t<Piece>;
+    std::unique_lock<std::mutex> lock(mutex_);
+    job_ = Job{count,
+               0,
+               0,
+               const_cast<void*>(static_cast<const void*>(&piece)),  // NOLINT
+               [](void* erased, std::size_t index) { (*static_cast<Function*>(erased))(index); },
+               nullptr};
+    if (shared_) changed_.notify_all();
+    while (job_.next < job_.count) run_one(lock);
+    changed_.wait(lock, [&] { return job_.done == job_.count; });
+    const std::exception_ptr error = job_.error;
+    job_ = Job{};
+    if (error) std::rethrow_exception(error);
+  }
+
+  /// Reader, under the pipeline's mutex: whether a piece is there to take.
+  [[nodiscard]] bool available() const noexcept { return shared_ && job_.next < job_.count; }
+
+  /// Whether readers take pieces (set before the producer starts).
+  void share(bool shared) noexcept { shared_ = shared; }
+
+  /// Under the pipeline's mutex (held by `lock`): runs the next piece without it.
+  void run_one(std::unique_lock<std::mutex>& lock) noexcept {
+    const std::size_t index = job_.next++;
+    const auto call = job_.call;
+    void* function = job_.function;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      call(function, index);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    if (error && !job_.error) job_.error = error;
+    if (++job_.done == job_.count) changed_.notify_all();
+  }
+
+ private:
+  struct Job {
+    std::size_t count = 0;
+    std::size_t next = 0;  // first piece not taken
+    std::size_t done = 0;
+    void* function = nullptr;
+    void (*call)(void*, std::size_t) = nullptr;
+    std::exception_ptr error;
+  };
+
+  std::mutex& mutex_;
+  std::condition_variable& changed_;
+  Job job_;
+  bool shared_ = true;
+};
 
 /// @brief The producer side of a streaming pass: a thread that loads positions
 /// `[first, count)` of a chunk order in turn, never more than `depth` positions ahead of the
@@ -22,16 +91,20 @@ namespace resident::detail {
 /// batch starts a new pass instead of meeting the stale error again.
 class ChunkPipeline {
  public:
-  using Load = std::function<void(std::size_t position)>;
+  /// Loads one position; may share its work through the pieces.
+  using Load = std::function<void(std::size_t position, SharedPieces& pieces)>;
 
   ChunkPipeline() = default;
   ChunkPipeline(const ChunkPipeline&) = delete;
   ChunkPipeline& operator=(const ChunkPipeline&) = delete;
   ~ChunkPipeline() { stop(); }
 
-  /// Starts loading positions `[first, count)`, at most `depth` ahead of the one held.
-  void start(std::size_t first, std::size_t count, std::size_t depth, Load load) {
+  /// Starts loading positions `[first, count)`, at most `depth` ahead of the one held; a
+  /// reader waiting in `acquire` runs shared pieces of the loads when `readers_help`.
+  void start(std::size_t first, std::size_t count, std::size_t depth, bool readers_help,
+             Load load) {
     stop();
+    pieces_.share(readers_help);
     next_ = first;
     held_ = first;
     count_ = count;
@@ -59,17 +132,22 @@ class ChunkPipeline {
   }
 
   /// @brief Lets the producer run up to `position + depth` and waits until `position` is
-  /// loaded; rethrows the producer's exception if it failed at or before `position`.
-  /// `release(p)` is called for every position given up (`held, ..., position - 1`) before
-  /// the producer may reuse their slots.
+  /// loaded, running shared pieces of the loads meanwhile; rethrows the producer's exception if it
+  /// failed at or before `position`. `release(p)` is called for every position given up (`held,
+  /// ..., position - 1`) before the producer may reuse their slots.
   template <class Release>
   void acquire(std::size_t position, Release&& release) {
     for (std::size_t given_up = held_; given_up < position; ++given_up) release(given_up);
     std::unique_lock<std::mutex> lock(mutex_);
     held_ = position;
     changed_.notify_all();
-    changed_.wait(lock, [&] { return next_ > position || error_ != nullptr; });
-    if (next_ > position) return;
+    for (;;) {
+      changed_.wait(lock,
+                    [&] { return next_ > position || error_ != nullptr || pieces_.available(); });
+      if (next_ > position) return;
+      if (error_ != nullptr) break;
+      pieces_.run_one(lock);
+    }
     failed_ = true;
     std::rethrow_exception(error_);
   }
@@ -85,7 +163,7 @@ class ChunkPipeline {
         position = next_;
       }
       try {
-        load_(position);
+        load_(position, pieces_);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex_);
         error_ = std::current_exception();
@@ -102,6 +180,7 @@ class ChunkPipeline {
 
   std::mutex mutex_;
   std::condition_variable changed_;
+  SharedPieces pieces_{mutex_, changed_};
   std::thread producer_;
   Load load_;
   std::size_t next_ = 0;   // first position not loaded yet

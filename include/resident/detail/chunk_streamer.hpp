@@ -138,9 +138,10 @@ class ChunkStreamer {
     for (std::size_t slot = 0; slot < stream_.ring_chunks; ++slot) transport_->release(slot);
     active_order_ = std::make_shared<const PassOrder>(order);
     held_ = no_position;
-    pipeline_.start(
-        position, stream_.chunks, stream_.prefetch_chunks,
-        [loader = loader_, pass = active_order_](std::size_t at) { loader->load(*pass, at); });
+    pipeline_.start(position, stream_.chunks, stream_.prefetch_chunks, stream_.reader_copies,
+                    [loader = loader_, pass = active_order_](std::size_t at, SharedPieces& pieces) {
+                      loader->load(*pass, at, pieces);
+                    });
   }
 
   std::shared_ptr<const void> reader_owner_;  // first declared: released last

@@ -16,6 +16,7 @@
 
 #include "resident/cuda_space.hpp"
 #include "resident/detail/checked_math.hpp"
+#include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/cuda_resources.hpp"
 #include "resident/detail/cuda_try.hpp"
@@ -68,8 +69,11 @@ class CudaChunkTransport {
     if (copy_stream_) (void)cudaStreamSynchronize(copy_stream_.get());
   }
 
-  /// Producer thread: enqueues the copies of one chunk into `slot` (slot `slot_index`).
-  void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies) {
+  /// Producer thread: enqueues the copies of one chunk into `slot` (slot `slot_index`). The
+  /// staging copies run on the copy team; a waiting reader has a stream to order, not copies
+  /// to share (`pieces` unused).
+  void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies,
+            SharedPieces& /*pieces*/) {
     const CudaDeviceScope scope(device_);
     if (!staging_) {
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));

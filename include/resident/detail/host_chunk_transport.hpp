@@ -2,10 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 #include <vector>
 
+#include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/row_source.hpp"
 #include "resident/space_traits.hpp"
 
@@ -33,21 +35,35 @@ class HostChunkTransport {
                      std::size_t /*slot_bytes*/, bool /*pinned_sources*/, unsigned /*threads*/)
       : space_(space), stream_(stream) {}
 
-  /// Producer thread: writes `copies` into `slot`; done when it returns.
-  void load(std::size_t /*slot_index*/, std::byte* slot, const std::vector<ChunkCopy>& copies) {
+  /// Producer thread: writes `copies` into `slot`; done when it returns. The copies are cut
+  /// into pieces of about `piece_bytes` that a reader waiting for the chunk runs too (see
+  /// `SharedPieces`); a file's ranges are announced to the kernel first, so that its readahead
+  /// runs ahead of every piece.
+  void load(std::size_t /*slot_index*/, std::byte* slot, const std::vector<ChunkCopy>& copies,
+            SharedPieces& pieces) {
+    pieces_.clear();
     for (const ChunkCopy& copy : copies) {
-      std::byte* to = slot + copy.offset;
-      if (const std::byte* from = copy.source->memory()) {
-        space_.copy_from_host(to, from + copy.first_row * copy.source->row_bytes(), copy.bytes(),
-                              stream_);
-      } else if constexpr (space_traits<Space>::host_writable) {
-        copy.source->read(copy.first_row, copy.rows, to);
-      } else {
-        bounce_.resize(copy.bytes());
-        copy.source->read(copy.first_row, copy.rows, bounce_.data());
-        space_.copy_from_host(to, bounce_.data(), copy.bytes(), stream_);
+      if (copy.source->memory() == nullptr && !space_traits<Space>::host_writable) {
+        bounce(slot, copy);  // through one bounce buffer: not shared
+        continue;
       }
+      copy.source->advise_will_read(copy.first_row, copy.rows);
+      const std::size_t rows_per_piece =
+          std::max<std::size_t>(1, piece_bytes / copy.source->row_bytes());
+      for (std::size_t first = 0; first < copy.rows; first += rows_per_piece)
+        pieces_.push_back({&copy, first, std::min(rows_per_piece, copy.rows - first)});
     }
+    pieces.run(pieces_.size(), [&](std::size_t index) {
+      const Piece& piece = pieces_[index];
+      const ChunkCopy& copy = *piece.copy;
+      const std::size_t row_bytes = copy.source->row_bytes();
+      std::byte* to = slot + copy.offset + piece.first * row_bytes;
+      if (const std::byte* from = copy.source->memory())
+        space_.copy_from_host(to, from + (copy.first_row + piece.first) * row_bytes,
+                              piece.rows * row_bytes, stream_);
+      else
+        copy.source->read(copy.first_row + piece.first, piece.rows, to);
+    });
     space_.synchronize(stream_);
   }
   void acquire(std::size_t /*slot_index*/) const noexcept {}  // loaded on the host already
@@ -57,8 +73,27 @@ class HostChunkTransport {
   void drain() const noexcept {}
 
  private:
+  /// Bytes of one shared piece: small enough that a waiting reader finds several per chunk,
+  /// large enough that handing one over costs nothing next to its copy.
+  static constexpr std::size_t piece_bytes = std::size_t{1} << 20;
+
+  // Rows [first, first + rows) of `copy`.
+  struct Piece {
+    const ChunkCopy* copy;
+    std::size_t first;
+    std::size_t rows;
+  };
+
+  // A file's rows into a space that host code cannot write: read here, then copied in.
+  void bounce(std::byte* slot, const ChunkCopy& copy) {
+    bounce_.resize(copy.bytes());
+    copy.source->read(copy.first_row, copy.rows, bounce_.data());
+    space_.copy_from_host(slot + copy.offset, bounce_.data(), copy.bytes(), stream_);
+  }
+
   Space space_;
   stream_type stream_;
+  std::vector<Piece> pieces_;
   std::vector<std::byte> bounce_;
 };
 

@@ -2,9 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 
 #include "resident/convert.hpp"
@@ -13,45 +15,119 @@
 
 namespace resident::detail {
 
-/// Asks the caches for `bytes` at `address`, a line at a time (a hint: no effect elsewhere).
+/// Rows ahead of the one being copied whose first lines are asked for. Rows come from random
+/// places, which no hardware prefetcher predicts; a few rows in flight hide DRAM latency where
+/// one does not. Measured with bench_epoch on CIFAR rows (3 KiB): 4 rows ahead beat 1 and 8.
+inline constexpr std::size_t gather_prefetch_rows = 4;
+/// Lines of each row asked for ahead: the hardware prefetcher follows a row once its first
+/// lines are read in order, so asking for more only spends load slots.
+inline constexpr std::size_t gather_prefetch_lines = 4;
+
+/// Asks the caches for the first lines of `bytes` at `address` (a hint: no effect elsewhere).
 inline void prefetch_row(const void* address, std::size_t bytes) noexcept {
 #if defined(__GNUC__)
   const auto* line = static_cast<const char*>(address);
-  for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(line + at, 0, 0);
+  const std::size_t end = std::min(bytes, gather_prefetch_lines * 64);
+  for (std::size_t at = 0; at < end; at += 64) __builtin_prefetch(line + at, 0, 3);
 #else
   (void)address;
   (void)bytes;
 #endif
 }
 
-/// @brief Gathers `rows` rows of `row_elements` elements from `source` into `destination`
-/// in the order `order` gives, converting each element with `op` (none: `NoConversion`), on
-/// the host's copy threads; writes the row ids to `indices` when it is not null.
-template <class In, class Out, class Op>
-void host_gather(const In* source, Out* destination, std::size_t row_elements,
-                 const RowOrder& order, std::size_t rows, const Op& op, std::int64_t* indices,
-                 CopyWorkers& workers) {
-  workers.for_each_slice(0, rows, [&](std::size_t first, std::size_t last) {
-    std::uint64_t next = first < last ? order.row(first) : 0;
-    for (std::size_t r = first; r < last; ++r) {
-      const std::uint64_t row = next;
-      if (r + 1 < last) {
-        // Rows come from random places, which no hardware prefetcher predicts: ask for the
-        // next row while this one is copied, so that its DRAM latency overlaps the copy.
-        next = order.row(r + 1);
-        prefetch_row(source + next * row_elements, row_elements * sizeof(In));
-      }
-      if (indices != nullptr) indices[r] = static_cast<std::int64_t>(row);
-      const In* from = source + row * row_elements;
-      Out* to = destination + r * row_elements;
-      if constexpr (std::is_same_v<Op, NoConversion>) {
-        static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
-        std::memcpy(to, from, row_elements * sizeof(In));
-      } else {
-        for (std::size_t e = 0; e < row_elements; ++e) to[e] = op(from[e], e);
-      }
+/// @brief Converts one row of `elements` elements with `op`, element by element.
+template <class Op>
+struct RowConverter {
+  explicit RowConverter(const Op& op) noexcept : op_(&op) {}
+
+  template <class In, class Out>
+  void operator()(const In* from, Out* to, std::size_t elements) const {
+    for (std::size_t e = 0; e < elements; ++e) to[e] = (*op_)(from[e], e);
+  }
+
+ private:
+  const Op* op_;
+};
+
+/// @brief `Normalize` a run of one channel at a time: within a run the scale and offset are
+/// constants, so the loop vectorises; the arithmetic is `Normalize`'s own, so the values are
+/// bitwise those of the device.
+template <>
+struct RowConverter<Normalize> {
+  explicit RowConverter(const Normalize& op) noexcept : op_(&op) {}
+
+  template <class In>
+  void operator()(const In* from, float* to, std::size_t elements) const {
+    const std::size_t channels = op_->channels();
+    const std::size_t run = channels == 1 ? elements : op_->channel_stride();
+    for (std::size_t first = 0; first < elements; first += run) {
+      const std::size_t c = (first / run) % channels;
+      const double scale = op_->scale(c);
+      const double offset = op_->offset(c);
+      const std::size_t last = std::min(elements, first + run);
+      for (std::size_t e = first; e < last; ++e)
+        to[e] = static_cast<float>(static_cast<double>(to_float(from[e])) * scale + offset);
     }
-  });
+  }
+
+ private:
+  const Normalize* op_;
+};
+
+/// @brief One field of a host gather: rows of `row_elements` elements of `source`, gathered
+/// into `destination` and converted by `op` (`NoConversion`: copied).
+template <class In, class Out, class Op>
+struct GatherField {
+  const In* source;
+  Out* destination;
+  std::size_t row_elements;
+  const Op& op;
+
+  void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert) const {
+    const In* from = source + row * row_elements;
+    Out* to = destination + position * row_elements;
+    if constexpr (std::is_same_v<Op, NoConversion>) {
+      static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
+      (void)convert;
+      std::memcpy(to, from, row_elements * sizeof(In));
+    } else {
+      convert(from, to, row_elements);
+    }
+  }
+
+  void prefetch(std::uint64_t row) const noexcept {
+    prefetch_row(source + row * row_elements, row_elements * sizeof(In));
+  }
+};
+
+template <class In, class Out, class Op>
+GatherField(const In*, Out*, std::size_t, const Op&) -> GatherField<In, Out, Op>;
+
+/// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
+/// threads: each thread takes a slice of the batch's positions, computes their row ids once
+/// into `indices` (the ring's index array) and copies every field's rows from them.
+template <class... Fields>
+void host_gather(const RowOrder& order, std::size_t rows, std::int64_t* indices,
+                 CopyWorkers& workers, const Fields&... fields) {
+  workers.for_each_slice(
+      0, rows,
+      [&](std::size_t first, std::size_t last) {
+        for (std::size_t r = first; r < last; ++r)
+          indices[r] = static_cast<std::int64_t>(order.row(r));
+        for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
+          (fields.prefetch(static_cast<std::uint64_t>(indices[r])), ...);
+        const auto converters = std::make_tuple(RowConverter(fields.op)...);
+        for (std::size_t r = first; r < last; ++r) {
+          if (r + gather_prefetch_rows < last) {
+            const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
+            (fields.prefetch(ahead), ...);
+          }
+          const auto row = static_cast<std::uint64_t>(indices[r]);
+          std::apply([&](const auto&... convert) { (fields.copy_row(row, r, convert), ...); },
+                     converters);
+        }
+      },
+      /*granule=*/1);
 }
 
 }  // namespace resident::detail

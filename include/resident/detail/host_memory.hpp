@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <new>
@@ -14,8 +16,62 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace resident::detail {
+
+/// Copies at least this large bypass the caches on their way in (`copy_past_caches`).
+inline constexpr std::size_t streaming_store_threshold = std::size_t{256} << 10;
+
+#if defined(__SSE2__)
+/// @brief Copies `bytes` (at least 64) with non-temporal stores. Out of line: it is only called
+/// for large copies, and inlined into a caller whose small copies read a small array, the
+/// compiler would warn of reads past that array on the path it cannot tell is never taken.
+[[gnu::noinline]] inline void copy_with_streaming_stores(unsigned char* to,
+                                                         const unsigned char* from,
+                                                         std::size_t bytes) noexcept {
+  // Non-temporal stores need 16-byte aligned targets: the head up to alignment is copied as
+  // usual, then 64 bytes (a line) at a time, then the tail.
+  const std::size_t head = (16 - reinterpret_cast<std::uintptr_t>(to) % 16) % 16;
+  std::memcpy(to, from, head);
+  to += head;
+  from += head;
+  bytes -= head;
+  auto* out = reinterpret_cast<__m128i*>(to);               // NOLINT: aligned above
+  const auto* in = reinterpret_cast<const __m128i*>(from);  // NOLINT: unaligned loads
+  const std::size_t lines = bytes / 64;
+  for (std::size_t line = 0; line < lines; ++line, out += 4, in += 4) {
+    const __m128i a = _mm_loadu_si128(in);
+    const __m128i b = _mm_loadu_si128(in + 1);
+    const __m128i c = _mm_loadu_si128(in + 2);
+    const __m128i d = _mm_loadu_si128(in + 3);
+    _mm_stream_si128(out, a);
+    _mm_stream_si128(out + 1, b);
+    _mm_stream_si128(out + 2, c);
+    _mm_stream_si128(out + 3, d);
+  }
+  std::memcpy(to + lines * 64, from + lines * 64, bytes - lines * 64);
+  _mm_sfence();  // the stores are weakly ordered: make them visible before the copy returns
+}
+#endif
+
+/// @brief `memcpy`, but a copy of `streaming_store_threshold` bytes or more writes with
+/// non-temporal stores: an upload or a streamed chunk is not read again before much more
+/// memory has been written, so caching it only costs a read of every destination line first
+/// (measured on 2 cores: 1 MiB pieces into a 48 MiB ring at 6 GB/s cached, 9 GB/s streamed,
+/// where one 256 MiB `memcpy` runs at 10 GB/s). Plain `memcpy` where SSE2 is not there.
+inline void copy_past_caches(void* destination, const void* source, std::size_t bytes) noexcept {
+#if defined(__SSE2__)
+  if (bytes >= streaming_store_threshold) {
+    copy_with_streaming_stores(static_cast<unsigned char*>(destination),
+                               static_cast<const unsigned char*>(source), bytes);
+    return;
+  }
+#endif
+  std::memcpy(destination, source, bytes);
+}
 
 /// Allocations at least this large are mapped directly (page aligned, huge pages advised):
 /// first-touch page faults dominate a copy into fresh memory, and 2 MiB pages cut them 512x.

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +50,15 @@ class RowSource {
   [[nodiscard]] std::size_t row_bytes() const noexcept { return row_bytes_; }
   /// The source's first byte when it is host memory, else null.
   [[nodiscard]] const std::byte* memory() const noexcept { return memory_; }
+
+  /// @brief Tells the kernel that rows `[first, first + count)` of a file will be read soon,
+  /// so that its readahead fetches them while earlier rows are copied (a hint: nothing for
+  /// memory, and nothing where the kernel ignores it).
+  void advise_will_read(std::size_t first, std::size_t count) const noexcept {
+    if (memory_ != nullptr || count == 0) return;
+    (void)::posix_fadvise(file_->fd(), static_cast<::off_t>(data_offset_ + first * row_bytes_),
+                          static_cast<::off_t>(count * row_bytes_), POSIX_FADV_WILLNEED);
+  }
 
   /// @brief Copies rows `[first, first + count)` into host memory at `into`.
   /// @throws FormatError when the file changed since it was opened (removed or replaced,

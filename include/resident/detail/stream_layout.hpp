@@ -27,6 +27,7 @@ struct StreamLayout {
   std::size_t chunks = 0;           ///< Chunks per epoch.
   std::size_t ring_chunks = 0;      ///< Slots of the ring (at most `chunks`, at least 1).
   std::size_t prefetch_chunks = 0;  ///< Chunks loaded ahead of the one read (< `ring_chunks`).
+  bool reader_copies = true;        ///< `StreamOptions::reader_copies`.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
   std::size_t total_bytes = 0;                ///< Bytes of the ring: the one allocation.
@@ -122,6 +123,7 @@ StreamLayout<Fields> make_stream_layout(const DatasetLayout<Fields>& layout,
       std::min(options.streaming.ring_chunks, std::max<std::size_t>(stream.chunks, 1));
   // Never more chunks ahead than there are other slots (none beside a lone chunk).
   stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.ring_chunks - 1);
+  stream.reader_copies = options.streaming.reader_copies;
   const std::size_t slot_rows =
       stream.chunks > 1 ? checked_mul(stream.chunk_batches, geometry.batch_size, "chunk size")
                         : geometry.served_rows();
