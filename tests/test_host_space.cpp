@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -82,6 +84,30 @@ TEST(HostSpace, CopiesBothWays) {
   host.copy_to_host(back.data(), block, back.size(), {});
   EXPECT_EQ(back, source);
   host.deallocate(block, source.size());
+}
+
+// Large copies into the space take the streaming-store path: the same bytes as memcpy at every
+// size around the threshold and every misalignment, and nothing written past the end.
+TEST(HostSpace, LargeCopiesEqualMemcpyAtEveryAlignmentAndSize) {
+  constexpr std::size_t threshold = resident::detail::streaming_store_threshold;
+  std::vector<unsigned char> source(threshold * 4 + 64);
+  for (std::size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(i * 131);
+  std::vector<unsigned char> target(source.size() + 64);
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, threshold - 1, threshold,
+                                  threshold + 1, threshold * 3 + 61}) {
+    for (const std::size_t to_offset : {0, 1, 7, 15, 16}) {
+      for (const std::size_t from_offset : {0, 3}) {
+        std::fill(target.begin(), target.end(), 0xAB);
+        HostSpace{}.copy_from_host(target.data() + to_offset, source.data() + from_offset, bytes,
+                                   {});
+        ASSERT_EQ(std::memcmp(target.data() + to_offset, source.data() + from_offset, bytes), 0)
+            << bytes << " bytes at offsets " << to_offset << ", " << from_offset;
+        for (std::size_t i = 0; i < to_offset; ++i) ASSERT_EQ(target[i], 0xAB) << i;
+        for (std::size_t i = to_offset + bytes; i < target.size(); ++i)
+          ASSERT_EQ(target[i], 0xAB) << "byte " << i << " past a copy of " << bytes;
+      }
+    }
+  }
 }
 
 }  // namespace
