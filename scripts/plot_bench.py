@@ -95,6 +95,9 @@ def plot_upload(data, date, machine, gpu, path):
         ax.plot(sizes, [r["upload_GBps"] for r in host], "o-", label="resident upload (host)")
         ax.plot(sizes, [r["memcpy_GBps"] for r in host], "s--", label="malloc + memcpy (fresh)")
         ax.plot(sizes, [r["memcpy_warm_GBps"] for r in host], "^:", label="memcpy (touched)")
+        if all("fresh_limit_GBps" in r for r in host):
+            ax.plot(sizes, [r["fresh_limit_GBps"] for r in host], "v-.",
+                    label="all-thread memcpy into fresh huge pages")
     for pinned, label in ((0, "pageable"), (1, "pinned")):
         device = sorted([r for r in runs(data, "BM_CudaUploadVsMemcpy")
                          if f"pinned_source:{pinned}" in r["name"]], key=size_of)
@@ -224,9 +227,14 @@ def table(folder, date, machine, gpu):
                          f"| {baselines} | {ratios} |")
     for run in runs(load(folder, "bench_epoch"), "BM_"):
         if mode_of(run).startswith("samples"):
+            numpy = (f", NumPy {run['numpy_epochs_per_s']:.1f} epochs/s"
+                     if "numpy_epochs_per_s" in run else "")
+            numpy_ratio = (f", `ratio_to_numpy` {run['ratio_to_numpy']:.2f}"
+                           if "ratio_to_numpy" in run else "")
             lines.append(f"| `{run['name'].split('/manual_time')[0]}` {mode_of(run)} | "
-                         f"{run['bytes_per_second'] / 1e9:.2f} GB/s | copy {run['copy_GBps']:.2f} GB/s "
-                         f"| `ratio_to_copy` {run['ratio_to_copy']:.2f} |")
+                         f"{run['bytes_per_second'] / 1e9:.2f} GB/s, {run['epochs_per_s']:.1f} epochs/s "
+                         f"| copy {run['copy_GBps']:.2f} GB/s{numpy} "
+                         f"| `ratio_to_copy` {run['ratio_to_copy']:.2f}{numpy_ratio} |")
     for run in runs(load(folder, "bench_stream"), "BM_"):
         baseline = [k for k in run if k.endswith("_GBps") and k != "stream_GBps"]
         ratio = [k for k in run if k.startswith("ratio_to_")]
