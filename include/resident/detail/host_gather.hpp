@@ -60,8 +60,9 @@ struct RowConverter<Normalize> {
   void operator()(const In* from, float* to, std::size_t elements) const {
     const std::size_t channels = op_->channels();
     const std::size_t run = channels == 1 ? elements : op_->channel_stride();
-    for (std::size_t first = 0; first < elements; first += run) {
-      const std::size_t c = (first / run) % channels;
+    // The channel advances by one per run (no division per run: HWC rows have runs of 1).
+    for (std::size_t first = 0, c = 0; first < elements;
+         first += run, c = c + 1 == channels ? 0 : c + 1) {
       const double scale = op_->scale(c);
       const double offset = op_->offset(c);
       const std::size_t last = std::min(elements, first + run);
