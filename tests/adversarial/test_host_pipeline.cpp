@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -62,8 +63,14 @@ using resident::testing::TempNpy;
 /// Runs `body` in a forked child with an alarm of `seconds`: a crash (SIGFPE, SIGSEGV) or a hang
 /// (SIGALRM) fails the calling test instead of ending the whole test program. The child exits 0
 /// when `body` returned without a gtest failure.
+/// With RESIDENT_TEST_IN_PROCESS set, `body` runs in the test's own process instead (for the
+/// sanitizers, whose reports a child's exit would hide).
 template <class Body>
 void in_child(int seconds, Body body) {
+  if (std::getenv("RESIDENT_TEST_IN_PROCESS") != nullptr) {
+    body();
+    return;
+  }
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -108,7 +115,8 @@ std::vector<T> filled(std::size_t rows, std::size_t row_elements, std::uint64_t 
     for (std::size_t e = 0; e < row_elements; ++e) {
       const std::uint64_t bits = mix(r, e, field);
       if constexpr (std::is_floating_point_v<T>)
-        values[r * row_elements + e] = static_cast<T>(static_cast<double>(bits % 100003) / 7.0 - 7000);
+        values[r * row_elements + e] =
+            static_cast<T>(static_cast<double>(bits % 100003) / 7.0 - 7000);
       else
         values[r * row_elements + e] = static_cast<T>(bits);
     }
@@ -150,8 +158,9 @@ Five make_five(const FiveFields& data, const DatasetOptions& options) {
 
 /// Row `r` of view `view` equals row `row` of `source` (`row_elements` each), bitwise.
 template <class View, class T>
-::testing::AssertionResult row_matches(const View& view, std::size_t r, const std::vector<T>& source,
-                                       std::size_t row, std::size_t row_elements) {
+::testing::AssertionResult row_matches(const View& view, std::size_t r,
+                                       const std::vector<T>& source, std::size_t row,
+                                       std::size_t row_elements) {
   if (std::memcmp(view.data() + r * row_elements, source.data() + row * row_elements,
                   row_elements * sizeof(T)) == 0)
     return ::testing::AssertionSuccess();
@@ -165,8 +174,8 @@ template <class View, class T>
 // not, smaller than the team and large enough for the team (>= 128 KiB): each position of each
 // field holds the row its row id names, and the row ids of an epoch cover the rows once.
 TEST(OnePassGather, FiveMixedFieldsEveryRemainderMatchTheirRowIds) {
-  for (const std::size_t rows : {std::size_t{1}, std::size_t{2}, std::size_t{37},
-                                 std::size_t{5003}}) {
+  for (const std::size_t rows :
+       {std::size_t{1}, std::size_t{2}, std::size_t{37}, std::size_t{5003}}) {
     const FiveFields data(rows);
     for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
       for (const std::size_t batch : {std::size_t{1}, std::size_t{3}, std::size_t{64},
@@ -194,11 +203,12 @@ TEST(OnePassGather, FiveMixedFieldsEveryRemainderMatchTheirRowIds) {
           }
           const std::size_t served =
               static_cast<std::size_t>(std::count(seen.begin(), seen.end(), std::size_t{1}));
-          EXPECT_EQ(std::count_if(seen.begin(), seen.end(), [](std::size_t n) { return n > 1; }),
-                    0)
+          EXPECT_EQ(std::count_if(seen.begin(), seen.end(), [](std::size_t n) { return n > 1; }), 0)
               << "a row served twice as a valid row";
-          if (remainder != Remainder::drop) EXPECT_EQ(served, rows);
-          else EXPECT_EQ(served, rows / batch * batch);
+          if (remainder != Remainder::drop)
+            EXPECT_EQ(served, rows);
+          else
+            EXPECT_EQ(served, rows / batch * batch);
         }
       }
     }
@@ -226,16 +236,16 @@ TEST(OnePassGather, ZeroRowsGiveAnEmptyGatheringEpoch) {
 std::vector<std::pair<std::string, Normalize>> layouts(std::size_t plane) {
   return {
       {"scale_offset", Normalize{1.0f / 255, -0.5f}},
-      {"chw", Normalize::mean_std({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}, plane,
-                                  1.0f / 255)},
-      {"hwc", Normalize::mean_std({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}, 1,
-                                  1.0f / 255)},
+      {"chw",
+       Normalize::mean_std({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}, plane, 1.0f / 255)},
+      {"hwc",
+       Normalize::mean_std({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}, 1, 1.0f / 255)},
       {"chw_two_images_per_row",
        Normalize::mean_std({0.1f, 0.2f, 0.3f}, {0.7f, 0.11f, 0.13f}, plane / 2, 0.5f)},
       {"one_channel", Normalize::mean_std({3.0f}, {0.3f}, 5, 1.0f)},
-      {"eight_channels_hwc", Normalize::mean_std({1, 2, 3, 4, 5, 6, 7, 8},
-                                                  {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f},
-                                                  1, 1.0f)},
+      {"eight_channels_hwc",
+       Normalize::mean_std({1, 2, 3, 4, 5, 6, 7, 8},
+                           {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f}, 1, 1.0f)},
   };
 }
 
@@ -244,7 +254,7 @@ std::vector<std::pair<std::string, Normalize>> layouts(std::size_t plane) {
 // team's threshold.
 template <class T>
 void expect_normalize_matches_op() {
-  constexpr std::size_t plane = 48;           // 3 channels x 48 elements per row, or 48 x 3
+  constexpr std::size_t plane = 48;            // 3 channels x 48 elements per row, or 48 x 3
   constexpr std::size_t elements = 3 * plane;  // also 8 x 18: the eight-channel HWC layout fits
   constexpr std::size_t rows = 1500;
   const std::vector<T> images = filled<T>(rows, elements, 11);
@@ -282,22 +292,30 @@ void expect_normalize_matches_op() {
   }
 }
 
-TEST(OnePassGather, NormalizeOfUint8MatchesTheOpBitwise) { expect_normalize_matches_op<std::uint8_t>(); }
-TEST(OnePassGather, NormalizeOfInt8MatchesTheOpBitwise) { expect_normalize_matches_op<std::int8_t>(); }
+TEST(OnePassGather, NormalizeOfUint8MatchesTheOpBitwise) {
+  expect_normalize_matches_op<std::uint8_t>();
+}
+TEST(OnePassGather, NormalizeOfInt8MatchesTheOpBitwise) {
+  expect_normalize_matches_op<std::int8_t>();
+}
 TEST(OnePassGather, NormalizeOfUint16MatchesTheOpBitwise) {
   expect_normalize_matches_op<std::uint16_t>();
 }
-TEST(OnePassGather, NormalizeOfInt64MatchesTheOpBitwise) { expect_normalize_matches_op<std::int64_t>(); }
+TEST(OnePassGather, NormalizeOfInt64MatchesTheOpBitwise) {
+  expect_normalize_matches_op<std::int64_t>();
+}
 TEST(OnePassGather, NormalizeOfFloatMatchesTheOpBitwise) { expect_normalize_matches_op<float>(); }
 TEST(OnePassGather, NormalizeOfDoubleMatchesTheOpBitwise) { expect_normalize_matches_op<double>(); }
 
 // A layout that does not fit the converted field's rows is refused when the epoch is made.
 TEST(OnePassGather, ANormalizeLayoutThatDoesNotFitTheRowsIsRefused) {
   const std::vector<std::uint8_t> images(10 * 10);
-  DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, base_options(4, Remainder::partial),
-                                            HostTensor<const std::uint8_t>(images.data(), {10, 10}));
-  EXPECT_THROW((void)ds.epoch({}, resident::convert<0>(Normalize::mean_std({0, 0, 0}, {1, 1, 1}, 1))),
-               resident::InvalidArgument);
+  DeviceDataset<HostSpace, std::uint8_t> ds(
+      HostSpace{}, base_options(4, Remainder::partial),
+      HostTensor<const std::uint8_t>(images.data(), {10, 10}));
+  EXPECT_THROW(
+      (void)ds.epoch({}, resident::convert<0>(Normalize::mean_std({0, 0, 0}, {1, 1, 1}, 1))),
+      resident::InvalidArgument);
 }
 
 /// A conversion to a type wider than the stored one and than float.
@@ -376,7 +394,8 @@ TEST(OnePassGather, AConversionThatThrowsOnAnyThreadSurfacesFromBatch) {
     auto epoch = ds.epoch({}, resident::convert<1>(ThrowsOnRow{bad}));
     EXPECT_THROW((void)epoch.batch(0), std::runtime_error) << "row " << bad;
     const auto [x, y] = epoch.batch(2);
-    for (std::size_t r = 0; r < y.rows(); ++r) ASSERT_EQ(y.data()[r], static_cast<float>(16384 + r));
+    for (std::size_t r = 0; r < y.rows(); ++r)
+      ASSERT_EQ(y.data()[r], static_cast<float>(16384 + r));
   }
 }
 
@@ -398,8 +417,8 @@ TEST(OnePassGather, CorruptsAnEarlierBatchWhenAGatherIntoItsSlotThrows) {
   EXPECT_THROW((void)epoch.batch(2), std::runtime_error);
   const auto [x] = epoch.batch(0);  // batch 0 again: its slot was partly overwritten by batch 2
   for (std::size_t r = 0; r < x.rows(); ++r)
-    EXPECT_EQ(x.data()[r], static_cast<float>(r)) << "batch 0 position " << r
-                                                   << " holds another batch's row";
+    EXPECT_EQ(x.data()[r], static_cast<float>(r))
+        << "batch 0 position " << r << " holds another batch's row";
 }
 
 // Epochs in a row, abandoned mid-way, interleaved, and after the dataset moved.
@@ -438,8 +457,8 @@ TEST(OnePassGather, EpochsInARowAbandonedInterleavedAndAfterAMove) {
 TEST(OnePassGather, OneByteRowsAtEveryBatchSize) {
   for (const std::size_t rows : {std::size_t{1}, std::size_t{3}, std::size_t{300000}}) {
     std::vector<std::uint8_t> bytes = filled<std::uint8_t>(rows, 1, 31);
-    for (const std::size_t batch : {std::size_t{1}, std::size_t{2}, std::size_t{131072},
-                                    std::size_t{400000}}) {
+    for (const std::size_t batch :
+         {std::size_t{1}, std::size_t{2}, std::size_t{131072}, std::size_t{400000}}) {
       DeviceDataset<HostSpace, std::uint8_t> ds(
           HostSpace{}, base_options(batch, Remainder::partial),
           HostTensor<const std::uint8_t>(bytes.data(), {rows}));
@@ -458,6 +477,121 @@ TEST(OnePassGather, OneByteRowsAtEveryBatchSize) {
   }
 }
 
+/// The identity as a conversion: a gathered epoch that must equal the zero-copy one.
+struct Same {
+  using output_type = float;
+  float operator()(float value, std::size_t /*element*/) const noexcept { return value; }
+};
+
+// A converting epoch gathers; with the identity it must serve the bytes the zero-copy epoch of
+// the same order serves, for every rank of partitioned and replicated shards and every
+// remainder (the row order, the lanes and the padding all go through the one-pass gather).
+TEST(OnePassGather, AnIdentityConversionEqualsTheZeroCopyEpochOnEveryShard) {
+  constexpr std::size_t rows = 2003;
+  const FiveFields data(rows);
+  for (const auto sharding : {resident::Sharding::partitioned, resident::Sharding::replicated}) {
+    for (int rank = 0; rank < 3; ++rank) {
+      for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+        for (const std::size_t batch : {std::size_t{9}, std::size_t{700}}) {
+          DatasetOptions options = base_options(batch, remainder);
+          options.shard = {rank, 3, 0};
+          options.sharding = sharding;
+          Five ds = make_five(data, options);
+          for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches}) {
+            SCOPED_TRACE("rank " + std::to_string(rank) + ", batch " + std::to_string(batch) +
+                         ", remainder " + std::to_string(static_cast<int>(remainder)) +
+                         ", shuffle " + std::to_string(static_cast<int>(shuffle)));
+            auto plain = ds.epoch({8, 3, shuffle});
+            auto gathered = ds.epoch({8, 3, shuffle}, resident::convert<2>(Same{}));
+            ASSERT_EQ(plain.size(), gathered.size());
+            for (std::size_t k = 0; k < plain.size(); ++k) {
+              const auto [a0, b0, c0, d0, e0] = plain.batch(k);
+              const auto [a1, b1, c1, d1, e1] = gathered.batch(k);
+              ASSERT_EQ(a0.rows(), a1.rows());
+              ASSERT_EQ(a0.valid_rows(), a1.valid_rows());
+              ASSERT_EQ(std::memcmp(a0.data(), a1.data(), a0.bytes()), 0) << k;
+              ASSERT_EQ(std::memcmp(b0.data(), b1.data(), b0.bytes()), 0) << k;
+              ASSERT_EQ(std::memcmp(c0.data(), c1.data(), c0.bytes()), 0) << k;
+              ASSERT_EQ(std::memcmp(d0.data(), d1.data(), d0.bytes()), 0) << k;
+              ASSERT_EQ(std::memcmp(e0.data(), e1.data(), e0.bytes()), 0) << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// NaN, infinities, signed zeros, subnormals and extremes through Normalize's channel runs:
+// bitwise what op(value, element) gives.
+TEST(OnePassGather, NormalizeOfSpecialFloatsMatchesTheOpBitwise) {
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            -std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::min(),
+                            std::numeric_limits<float>::max(),
+                            -std::numeric_limits<float>::max(),
+                            1e-30f,
+                            3.3f};
+  constexpr std::size_t elements = 12 * 8;  // 3 channels of 32 (CHW), or 32 pixels of 3 (HWC)
+  constexpr std::size_t rows = 900;
+  std::vector<float> values(rows * elements);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = specials[mix(i, 0, 71) % 12];
+  for (const auto& normalize :
+       {Normalize::mean_std({0.5f, -1e30f, 7.0f}, {1e-30f, 3.0f, 0.125f}, 32, 1e20f),
+        Normalize::mean_std({0.5f, -1e30f, 7.0f}, {1e-30f, 3.0f, 0.125f}, 1, 1e20f),
+        Normalize{std::numeric_limits<float>::max(), 1.0f}}) {
+    DeviceDataset<HostSpace, float> ds(HostSpace{}, base_options(512, Remainder::partial),
+                                       HostTensor<const float>(values.data(), {rows, elements}));
+    auto epoch = ds.epoch({1, 1, Shuffle::samples}, resident::convert<0>(normalize));
+    for (std::size_t k = 0; k < epoch.size(); ++k) {
+      const auto [x] = epoch.batch(k);
+      const auto ids = epoch.batch_indices(k);
+      for (std::size_t r = 0; r < x.rows(); ++r)
+        for (std::size_t e = 0; e < elements; ++e) {
+          const float input = values[static_cast<std::size_t>(ids.data()[r]) * elements + e];
+          const float expected = normalize(input, e);
+          ASSERT_EQ(std::memcmp(&x.data()[r * elements + e], &expected, sizeof(float)), 0)
+              << "input " << input << " element " << e << ": " << x.data()[r * elements + e]
+              << " vs " << expected;
+        }
+    }
+  }
+}
+
+// A field of zero-byte rows beside others in a gathering epoch (and converted): the gather
+// copies nothing for it and the other fields are right.
+TEST(OnePassGather, AFieldOfZeroByteRowsGathersBesideOthers) {
+  constexpr std::size_t rows = 5000;
+  const std::vector<float> x = filled<float>(rows, 9, 81);
+  static const std::uint8_t nothing[1] = {};
+  DeviceDataset<HostSpace, float, std::uint8_t> ds(
+      HostSpace{}, base_options(4000, Remainder::pad), HostTensor<const float>(x.data(), {rows, 9}),
+      HostTensor<const std::uint8_t>(nothing, {rows, 0}));
+  for (const bool convert_empty : {false, true}) {
+    const auto check = [&](auto& epoch) {
+      for (std::size_t k = 0; k < epoch.size(); ++k) {
+        const auto [a, b] = epoch.batch(k);
+        const auto ids = epoch.batch_indices(k);
+        EXPECT_EQ(b.bytes(), 0u);
+        for (std::size_t r = 0; r < a.rows(); ++r)
+          ASSERT_TRUE(row_matches(a, r, x, static_cast<std::size_t>(ids.data()[r]), 9));
+      }
+    };
+    if (convert_empty) {
+      auto epoch = ds.epoch({2, 0, Shuffle::samples}, resident::convert<1>(Normalize{2.0f, 0.0f}));
+      check(epoch);
+    } else {
+      auto epoch = ds.epoch({2, 0, Shuffle::samples});
+      check(epoch);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The copy team on its own.
 
@@ -466,8 +600,8 @@ TEST(CopyTeam, SlicesFromANonZeroBeginStartOnTheGranuleAndCoverOnce) {
     resident::detail::CopyWorkers workers(threads);
     for (const std::size_t granule : {std::size_t{1}, std::size_t{3}, std::size_t{64}}) {
       for (const std::size_t begin : {std::size_t{0}, std::size_t{5}, std::size_t{1000}}) {
-        for (const std::size_t size : {std::size_t{1}, std::size_t{2}, std::size_t{7},
-                                       std::size_t{65}, std::size_t{4097}}) {
+        for (const std::size_t size :
+             {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{65}, std::size_t{4097}}) {
           std::vector<std::atomic<int>> hits(size);
           std::atomic<bool> off_granule{false};
           workers.for_each_slice(
@@ -477,7 +611,8 @@ TEST(CopyTeam, SlicesFromANonZeroBeginStartOnTheGranuleAndCoverOnce) {
                 for (std::size_t i = first; i < last; ++i) ++hits[i - begin];
               },
               granule);
-          EXPECT_FALSE(off_granule.load()) << threads << " " << granule << " " << begin << " " << size;
+          EXPECT_FALSE(off_granule.load())
+              << threads << " " << granule << " " << begin << " " << size;
           for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
         }
       }
@@ -493,7 +628,8 @@ TEST(CopyTeam, EveryPartThrowingGivesOneErrorAndTheTeamGoesOn) {
                      0, 4000, [](std::size_t, std::size_t) { throw std::logic_error("part"); }, 1),
                  std::logic_error);
     std::atomic<std::size_t> covered{0};
-    workers.for_each_slice(0, 4000, [&](std::size_t f, std::size_t l) { covered += l - f; }, 1);
+    workers.for_each_slice(
+        0, 4000, [&](std::size_t f, std::size_t l) { covered += l - f; }, 1);
     ASSERT_EQ(covered.load(), 4000u);
     if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // asleep
   }
@@ -505,7 +641,8 @@ TEST(CopyTeam, DestroyedWhileSpinningOrUnused) {
     resident::detail::CopyWorkers workers(3);
     if (round % 3 == 0) continue;
     std::atomic<std::size_t> covered{0};
-    workers.for_each_slice(0, 999, [&](std::size_t f, std::size_t l) { covered += l - f; }, 1);
+    workers.for_each_slice(
+        0, 999, [&](std::size_t f, std::size_t l) { covered += l - f; }, 1);
     ASSERT_EQ(covered.load(), 999u);
   }
 }
@@ -516,19 +653,22 @@ TEST(CopyTeam, DestroyedWhileSpinningOrUnused) {
 TEST(StreamingStores, HostCopiesEqualMemcpyAroundTheThresholdAtEveryMisalignment) {
   constexpr std::size_t threshold = resident::detail::streaming_store_threshold;
   std::vector<unsigned char> source(threshold * 2 + 256);
-  for (std::size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(mix(i, 0, 9));
+  for (std::size_t i = 0; i < source.size(); ++i)
+    source[i] = static_cast<unsigned char>(mix(i, 0, 9));
   std::vector<unsigned char> target(source.size() + 256);
-  for (const std::size_t bytes : {threshold - 64, threshold - 1, threshold, threshold + 1,
-                                  threshold + 15, threshold + 63, threshold + 64, threshold + 65,
-                                  threshold * 2 - 17}) {
+  for (const std::size_t bytes :
+       {threshold - 64, threshold - 1, threshold, threshold + 1, threshold + 15, threshold + 63,
+        threshold + 64, threshold + 65, threshold * 2 - 17}) {
     for (std::size_t to_offset = 0; to_offset < 64; to_offset += 5) {
       for (const std::size_t from_offset : {0, 1, 8, 15, 17, 63}) {
         std::fill(target.begin(), target.end(), 0x5A);
-        HostSpace{}.copy_from_host(target.data() + to_offset, source.data() + from_offset, bytes, {});
+        HostSpace{}.copy_from_host(target.data() + to_offset, source.data() + from_offset, bytes,
+                                   {});
         ASSERT_EQ(std::memcmp(target.data() + to_offset, source.data() + from_offset, bytes), 0)
             << bytes << " bytes, offsets " << to_offset << "/" << from_offset;
         for (std::size_t i = 0; i < to_offset; ++i) ASSERT_EQ(target[i], 0x5A) << i;
-        for (std::size_t i = to_offset + bytes; i < target.size(); ++i) ASSERT_EQ(target[i], 0x5A) << i;
+        for (std::size_t i = to_offset + bytes; i < target.size(); ++i)
+          ASSERT_EQ(target[i], 0x5A) << i;
       }
     }
   }
@@ -607,8 +747,8 @@ TEST(ReaderPieces, CrashesOnAFieldOfZeroByteRowsFromMemory) {
     static const float nothing[1] = {};
     const HostTensor<const float> xt(x.data(), {100, 4});
     const HostTensor<const float> empty(nothing, {100, 0});
-    DeviceDataset<HostSpace, float, float> preloaded(HostSpace{}, base_options(8, Remainder::partial),
-                                                     xt, empty);
+    DeviceDataset<HostSpace, float, float> preloaded(
+        HostSpace{}, base_options(8, Remainder::partial), xt, empty);
     const auto expected = plain_bytes(preloaded);
     for (const bool reader_copies : {true, false}) {
       StreamingDataset<HostSpace, float, float> ds(
@@ -641,7 +781,10 @@ TEST(ReaderPieces, CrashesOnAZeroWidthNpyFile) {
 /// row of 5, a label), or rows larger than a piece.
 struct StreamSource {
   StreamSource(std::size_t n, std::size_t width)
-      : rows(n), width(width), x(filled<float>(n, width, 51)), b(filled<std::int8_t>(n, 5, 52)),
+      : rows(n),
+        width(width),
+        x(filled<float>(n, width, 51)),
+        b(filled<std::int8_t>(n, 5, 52)),
         y(filled<std::int64_t>(n, 1, 53)) {}
   [[nodiscard]] HostTensor<const float> xt() const { return {x.data(), {rows, width}}; }
   [[nodiscard]] HostTensor<const std::int8_t> bt() const { return {b.data(), {rows, 5}}; }
@@ -663,18 +806,18 @@ TEST(ReaderPieces, OnOrOffServeTheSameBatchesOverShardsAndRemainders) {
   struct Case {
     std::size_t rows, width, batch, chunk_batches;
   };
-  for (const Case c : {Case{3001, 800, 37, 11}, Case{17, 300000, 2, 3}, Case{1, 1, 4, 1},
-                       Case{2000, 1, 1, 700}}) {
+  for (const Case c :
+       {Case{3001, 800, 37, 11}, Case{17, 300000, 2, 3}, Case{1, 1, 4, 1}, Case{2000, 1, 1, 700}}) {
     const StreamSource source(c.rows, c.width);
     for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
-      for (const auto sharding : {resident::Sharding::partitioned, resident::Sharding::replicated}) {
+      for (const auto sharding :
+           {resident::Sharding::partitioned, resident::Sharding::replicated}) {
         for (int rank = 0; rank < 3; ++rank) {
-          SCOPED_TRACE(std::to_string(c.rows) + " rows of " + std::to_string(c.width) +
-                       ", batch " + std::to_string(c.batch) + ", remainder " +
-                       std::to_string(static_cast<int>(remainder)) + ", rank " +
-                       std::to_string(rank) + (sharding == resident::Sharding::partitioned
-                                                   ? " partitioned"
-                                                   : " replicated"));
+          SCOPED_TRACE(
+              std::to_string(c.rows) + " rows of " + std::to_string(c.width) + ", batch " +
+              std::to_string(c.batch) + ", remainder " +
+              std::to_string(static_cast<int>(remainder)) + ", rank " + std::to_string(rank) +
+              (sharding == resident::Sharding::partitioned ? " partitioned" : " replicated"));
           DatasetOptions options = streaming(c.batch, remainder, c.chunk_batches, true);
           options.shard = {rank, 3, 0};
           options.sharding = sharding;
@@ -698,6 +841,24 @@ TEST(ReaderPieces, OnOrOffServeTheSameBatchesOverShardsAndRemainders) {
           EXPECT_EQ(shuffled[0][1], shuffled[1][1]);
         }
       }
+    }
+  }
+}
+
+// A lone slot (ring_chunks 1: prefetch_chunks clamps to 0) and a ring of two with one ahead:
+// the reader helps with the very slot it just gave up; the same bytes as the preloaded dataset.
+TEST(ReaderPieces, ALoneSlotAndATwoSlotRingServeThePreloadedBytes) {
+  const StreamSource source(2500, 900);
+  Preloaded3 preloaded(HostSpace{}, base_options(33, Remainder::pad), source.xt(), source.bt(),
+                       source.yt());
+  const auto expected = plain_bytes(preloaded);
+  for (const std::size_t ring : {std::size_t{1}, std::size_t{2}}) {
+    for (const bool reader_copies : {true, false}) {
+      Streamed3 ds(HostSpace{}, streaming(33, Remainder::pad, 13, reader_copies, ring, 1),
+                   source.xt(), source.bt(), source.yt());
+      EXPECT_EQ(plain_bytes(ds), expected)
+          << "ring " << ring << ", reader_copies " << reader_copies;
+      EXPECT_EQ(epoch_bytes(ds, {}), expected);
     }
   }
 }
@@ -771,8 +932,8 @@ TEST(ReaderPieces, DestroyedOrMovedWhilePiecesAreInFlight) {
 // chunk failed, the pass goes on at the next batch, and a clean pass after it is exact.
 TEST(ReaderPieces, AFailedCopyOnEitherThreadFailsOneBatchAndThePassGoesOn) {
   const StreamSource source(1200, 1000);  // 4 KiB rows: chunks of 3 batches of 100 = 1.2 MiB
-  Preloaded3 preloaded(HostSpace{}, base_options(100, Remainder::partial), source.xt(),
-                       source.bt(), source.yt());
+  Preloaded3 preloaded(HostSpace{}, base_options(100, Remainder::partial), source.xt(), source.bt(),
+                       source.yt());
   const auto expected = plain_bytes(preloaded);
   in_child(240, [&] {
     auto injector = std::make_shared<FaultInjector>();
