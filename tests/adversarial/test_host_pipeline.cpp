@@ -718,6 +718,21 @@ std::vector<std::string> epoch_bytes(Dataset& ds, EpochOptions options) {
   return out;
 }
 
+/// One batch, all fields, as bytes (with each view's rows and valid rows).
+template <class Batch>
+std::string plain_bytes_of(const Batch& batch) {
+  std::string bytes;
+  std::apply(
+      [&](const auto&... view) {
+        ((bytes.append(reinterpret_cast<const char*>(view.data()), view.bytes()),
+          bytes.append(std::to_string(view.rows()) + "/" + std::to_string(view.valid_rows()) +
+                       ";")),
+         ...);
+      },
+      batch);
+  return bytes;
+}
+
 /// Batches of `ds.batch(k)` in order, all fields, as bytes.
 template <class Dataset>
 std::vector<std::string> plain_bytes(Dataset& ds) {
@@ -845,19 +860,19 @@ TEST(ReaderPieces, OnOrOffServeTheSameBatchesOverShardsAndRemainders) {
   }
 }
 
-// A lone slot (ring_chunks 1: prefetch_chunks clamps to 0) and a ring of two with one ahead:
-// the reader helps with the very slot it just gave up; the same bytes as the preloaded dataset.
-TEST(ReaderPieces, ALoneSlotAndATwoSlotRingServeThePreloadedBytes) {
+// A lone chunk (every batch in one slot, nothing to prefetch) and a ring of two slots with one
+// ahead, where the reader helps with the slot it just gave up: the preloaded bytes.
+TEST(ReaderPieces, ALoneChunkAndATwoSlotRingServeThePreloadedBytes) {
   const StreamSource source(2500, 900);
   Preloaded3 preloaded(HostSpace{}, base_options(33, Remainder::pad), source.xt(), source.bt(),
                        source.yt());
   const auto expected = plain_bytes(preloaded);
-  for (const std::size_t ring : {std::size_t{1}, std::size_t{2}}) {
+  for (const std::size_t chunk_batches : {std::size_t{13}, std::size_t{1000}}) {
     for (const bool reader_copies : {true, false}) {
-      Streamed3 ds(HostSpace{}, streaming(33, Remainder::pad, 13, reader_copies, ring, 1),
+      Streamed3 ds(HostSpace{}, streaming(33, Remainder::pad, chunk_batches, reader_copies, 2, 1),
                    source.xt(), source.bt(), source.yt());
       EXPECT_EQ(plain_bytes(ds), expected)
-          << "ring " << ring << ", reader_copies " << reader_copies;
+          << "chunks of " << chunk_batches << ", reader_copies " << reader_copies;
       EXPECT_EQ(epoch_bytes(ds, {}), expected);
     }
   }
@@ -975,6 +990,108 @@ TEST(ReaderPieces, AFailedCopyOnEitherThreadFailsOneBatchAndThePassGoesOn) {
   });
 }
 
+/// What a `ReaderFaultSpace` fails, and where: the first copy made on thread `reader` after it
+/// is armed throws `ReaderFault`; every copy's thread is counted.
+struct ReaderFaultState {
+  std::thread::id reader;
+  std::atomic<bool> armed{false};
+  std::atomic<std::size_t> reader_copies{0};
+  std::atomic<std::size_t> other_copies{0};
+};
+
+struct ReaderFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The host space, except that the reader's thread fails a copy on request: the fault then
+/// arises in a piece the reader runs, never in the producer's.
+class ReaderFaultSpace {
+ public:
+  using memory_space = ReaderFaultSpace;
+  using stream_type = HostSpace::stream_type;
+  static constexpr bool device_accessible = false;
+
+  ReaderFaultSpace() : state_(std::make_shared<ReaderFaultState>()) {}
+  explicit ReaderFaultSpace(std::shared_ptr<ReaderFaultState> state) : state_(std::move(state)) {}
+
+  [[nodiscard]] std::string name() const { return "reader-fault host"; }
+  [[nodiscard]] std::size_t default_reserve_bytes() const noexcept { return 0; }
+  [[nodiscard]] resident::Capacity capacity() const { return inner_.capacity(); }
+  [[nodiscard]] void* allocate(std::size_t bytes) const { return inner_.allocate(bytes); }
+  void deallocate(void* pointer, std::size_t bytes) const noexcept {
+    inner_.deallocate(pointer, bytes);
+  }
+  [[nodiscard]] stream_type create_stream() const { return inner_.create_stream(); }
+  void destroy_stream(stream_type stream) const noexcept { inner_.destroy_stream(stream); }
+  void synchronize(stream_type stream) const { inner_.synchronize(stream); }
+  void copy_from_host(void* destination, const void* source, std::size_t bytes,
+                      stream_type stream) const {
+    if (std::this_thread::get_id() == state_->reader) {
+      ++state_->reader_copies;
+      if (state_->armed.exchange(false)) throw ReaderFault("a copy on the reader's thread failed");
+    } else {
+      ++state_->other_copies;
+    }
+    inner_.copy_from_host(destination, source, bytes, stream);
+  }
+  void copy_to_host(void* destination, const void* source, std::size_t bytes,
+                    stream_type stream) const {
+    inner_.copy_to_host(destination, source, bytes, stream);
+  }
+  friend bool operator==(const ReaderFaultSpace& a, const ReaderFaultSpace& b) noexcept {
+    return a.state_ == b.state_;
+  }
+  friend bool operator!=(const ReaderFaultSpace& a, const ReaderFaultSpace& b) noexcept {
+    return !(a == b);
+  }
+
+ private:
+  HostSpace inner_{};
+  std::shared_ptr<ReaderFaultState> state_;
+};
+
+// A fault raised in a piece that the reader itself runs: batch() throws it as it was thrown
+// (its own type), the pass goes on at the next batch, and nothing hangs. With reader_copies
+// off the reader copies nothing.
+TEST(ReaderPieces, AFaultInAPieceTheReaderRunsSurfacesAsThrown) {
+  const StreamSource source(2400, 4000);  // 16 KiB rows: chunks of 8 batches of 64 = 8 MiB
+  Preloaded3 preloaded(HostSpace{}, base_options(64, Remainder::partial), source.xt(), source.bt(),
+                       source.yt());
+  const auto expected = plain_bytes(preloaded);
+  in_child(120, [&] {
+    for (const bool reader_copies : {true, false}) {
+      auto state = std::make_shared<ReaderFaultState>();
+      state->reader = std::this_thread::get_id();
+      StreamingDataset<ReaderFaultSpace, float, std::int8_t, std::int64_t> ds(
+          ReaderFaultSpace(state), streaming(64, Remainder::partial, 8, reader_copies, 2, 1),
+          source.xt(), source.bt(), source.yt());
+      std::size_t faults = 0;
+      // Armed until the reader's thread makes a copy: a reader that waits takes pieces, but
+      // when it does is the scheduler's choice, so up to 40 passes.
+      for (int pass = 0; pass < (reader_copies ? 40 : 3) && faults < 3; ++pass) {
+        state->armed = true;
+        for (std::size_t k = 0; k < ds.num_batches(); ++k) {
+          try {
+            ASSERT_EQ(plain_bytes_of(ds.batch(k)), expected[k])
+                << "pass " << pass << " batch " << k;
+          } catch (const ReaderFault&) {
+            ++faults;
+          }
+        }
+      }
+      state->armed = false;
+      if (reader_copies) {
+        EXPECT_GT(state->reader_copies.load(), 0u) << "the reader never copied a piece";
+        EXPECT_GT(faults, 0u) << "no fault arose on the reader's thread";
+      } else {
+        EXPECT_EQ(state->reader_copies.load(), 0u);
+        EXPECT_EQ(faults, 0u);
+      }
+      EXPECT_EQ(plain_bytes(ds), expected) << "after the faults";
+    }
+  });
+}
+
 /// A streamed .npy of `rows` rows of `width` floats, with a label file.
 struct StreamedFiles {
   StreamedFiles(const std::string& name, std::size_t rows, std::size_t width)
@@ -987,6 +1104,43 @@ struct StreamedFiles {
   TempNpy features;
   TempNpy labels;
 };
+
+// Files whose rows are larger than a piece (1.5 MiB) or a byte each, streamed with the reader
+// copying or not: the bytes of the same data streamed from memory.
+TEST(ReaderPieces, FilesOfHugeRowsAndOfOneByteRowsStreamAsFromMemory) {
+  constexpr std::size_t huge_rows = 13;
+  constexpr std::size_t huge_width = 393216 + 3;  // 1.5 MiB + 12 bytes per row
+  const std::vector<float> huge = filled<float>(huge_rows, huge_width, 91);
+  const std::vector<std::uint8_t> tiny = filled<std::uint8_t>(huge_rows, 1, 92);
+  const TempNpy huge_file("host_pipeline_huge_rows", huge, {huge_rows, huge_width});
+  const TempNpy tiny_file("host_pipeline_tiny_rows", tiny, {huge_rows});
+  DeviceDataset<HostSpace, float, std::uint8_t> preloaded(
+      HostSpace{}, base_options(2, Remainder::pad),
+      HostTensor<const float>(huge.data(), {huge_rows, huge_width}),
+      HostTensor<const std::uint8_t>(tiny.data(), {huge_rows}));
+  const auto expected = plain_bytes(preloaded);
+  for (const bool reader_copies : {true, false}) {
+    auto ds = resident::load_streaming_dataset<HostSpace, float, std::uint8_t>(
+        HostSpace{}, streaming(2, Remainder::pad, 2, reader_copies, 2, 1), huge_file.path,
+        tiny_file.path);
+    EXPECT_EQ(plain_bytes(ds), expected) << "reader_copies " << reader_copies;
+    EXPECT_EQ(epoch_bytes(ds, {}), expected);
+  }
+  constexpr std::size_t byte_rows = 3000001;  // one-byte rows: a piece of a million rows
+  const std::vector<std::uint8_t> bytes = filled<std::uint8_t>(byte_rows, 1, 93);
+  const TempNpy bytes_file("host_pipeline_byte_rows", bytes, {byte_rows});
+  for (const bool reader_copies : {true, false}) {
+    auto ds = resident::load_streaming_dataset<HostSpace, std::uint8_t>(
+        HostSpace{}, streaming(100000, Remainder::partial, 7, reader_copies, 3, 2),
+        bytes_file.path);
+    std::size_t at = 0;
+    for (auto [x] : ds.epoch({})) {
+      ASSERT_EQ(std::memcmp(x.data(), bytes.data() + at, x.bytes()), 0) << at;
+      at += x.rows();
+    }
+    EXPECT_EQ(at, byte_rows);
+  }
+}
 
 enum class Change { truncate, extend, rewrite_in_place, remove, replace };
 
