@@ -878,6 +878,27 @@ TEST(ReaderPieces, ALoneChunkAndATwoSlotRingServeThePreloadedBytes) {
   }
 }
 
+// Zero rows and one row streamed, with the reader copying: an empty epoch, then one batch.
+TEST(ReaderPieces, ZeroRowsAndOneRowStream) {
+  for (const std::size_t rows : {std::size_t{0}, std::size_t{1}}) {
+    const StreamSource source(rows, 3);
+    for (const Remainder remainder : {Remainder::partial, Remainder::pad, Remainder::drop}) {
+      Streamed3 ds(HostSpace{}, streaming(4, remainder, 2, true), source.xt(), source.bt(),
+                   source.yt());
+      const std::size_t batches = rows == 0 || remainder == Remainder::drop ? 0 : 1;
+      EXPECT_EQ(ds.num_batches(), batches);
+      EXPECT_EQ(epoch_bytes(ds, {1, 0, Shuffle::samples}).size(), batches);
+      EXPECT_THROW((void)ds.batch(batches), std::out_of_range);
+      if (batches == 1) {
+        const auto [x, b, y] = ds.batch(0);
+        EXPECT_EQ(y.valid_rows(), 1u);
+        EXPECT_EQ(y.data()[0], source.y[0]);
+        EXPECT_EQ(std::memcmp(x.data(), source.x.data(), 3 * sizeof(float)), 0);
+      }
+    }
+  }
+}
+
 // Random access that jumps back and forth while pieces are in flight, and passes restarted by
 // another epoch after a batch or two: always the right batch.
 TEST(ReaderPieces, JumpsAndRestartsWhilePiecesAreInFlightServeTheRightBatch) {
