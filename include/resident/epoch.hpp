@@ -313,6 +313,9 @@ class Epoch {
     check_ring_is_ours();
     const std::size_t slot = k % slot_batch_.size();
     if (slot_batch_[slot] == k && (slot_has_fields_[slot] || !with_fields)) return slot;
+    // The slot's previous batch is gone as soon as the fill starts: a fill that throws half-way
+    // must not leave the slot claiming it.
+    slot_batch_[slot] = no_batch;
     fill(slot, k, with_fields, std::make_index_sequence<fields>{});
     slot_batch_[slot] = k;
     slot_has_fields_[slot] = with_fields;

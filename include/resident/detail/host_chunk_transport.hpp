@@ -43,6 +43,7 @@ class HostChunkTransport {
             SharedPieces& pieces) {
     pieces_.clear();
     for (const ChunkCopy& copy : copies) {
+      if (copy.bytes() == 0) continue;  // a field of zero-byte rows: nothing to copy
       if (copy.source->memory() == nullptr && !space_traits<Space>::host_writable) {
         bounce(slot, copy);  // through one bounce buffer: not shared
         continue;
