@@ -11,7 +11,13 @@ Pixels are stored compactly (one byte each) and normalised on the fly by the tra
 (resident::Normalize{1/16, 0}). The rows are shuffled once with a fixed seed so that the last
 fifth, which train_mlp holds out, has every class.
 
-usage: prepare_digits.py <dir>
+With --npz, writes instead one archive in the layout of Keras' mnist.npz, compressed as
+numpy.savez_compressed writes it (deflated members):
+
+    <dir>/digits.npz  x_train (1437, 8, 8) and x_test (360, 8, 8) uint8 pixels scaled to
+                      0..240, as MNIST's are to 0..255; y_train and y_test uint8 labels
+
+usage: prepare_digits.py [--npz] <dir>
 """
 import os
 import sys
@@ -40,18 +46,44 @@ def save(path: str, array: np.ndarray) -> None:
         raise
 
 
+def save_mnist_layout(path: str, pixels: np.ndarray, labels: np.ndarray) -> None:
+    """The digits as Keras' mnist.npz holds MNIST, through a temporary renamed over the path."""
+    images = (pixels * 15).astype(np.uint8).reshape(-1, 8, 8)
+    train = len(labels) * 4 // 5
+    folder, name = os.path.split(path)
+    fd, temporary = tempfile.mkstemp(prefix=name + ".tmp-", suffix=".npz", dir=folder or ".")
+    os.close(fd)
+    try:
+        np.savez_compressed(temporary, x_train=images[:train], y_train=labels[:train].astype(np.uint8),
+                            x_test=images[train:], y_test=labels[train:].astype(np.uint8))
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)  # mkstemp's 0600 is not what np.savez would give
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
 def main() -> int:
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    as_npz = args[:1] == ["--npz"]
+    if as_npz:
+        args = args[1:]
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    out = sys.argv[1]
+    out = args[0]
     os.makedirs(out, exist_ok=True)
     digits = load_digits()
     order = np.random.default_rng(20261203).permutation(len(digits.target))
     pixels = digits.data[order].astype(np.uint8)
     labels = digits.target[order].astype(np.int32)
-    save(os.path.join(out, "digits_x.npy"), np.ascontiguousarray(pixels))
-    save(os.path.join(out, "digits_y.npy"), np.ascontiguousarray(labels))
+    if as_npz:
+        save_mnist_layout(os.path.join(out, "digits.npz"), pixels, labels)
+    else:
+        save(os.path.join(out, "digits_x.npy"), np.ascontiguousarray(pixels))
+        save(os.path.join(out, "digits_y.npy"), np.ascontiguousarray(labels))
     print(f"prepare_digits: {pixels.shape[0]} images of {pixels.shape[1]} pixels, "
           f"{len(np.unique(labels))} classes -> {out}")
     return 0
