@@ -245,8 +245,9 @@ const std::vector<Malformed>& malformed_cases() {
        "disagree on its CRC or sizes"},
       {"Overlapping",
        [] {
-         return edited(xy_members(false), [](auto& z) {
-           // y's entry points at x's local header's bytes: the two members share bytes.
+         // Two entries of the same bytes: y's entry points at x's local header.
+         const std::string data = y_member().data;
+         return edited({{"x.npy", data}, {"y.npy", data}}, [](auto& z) {
            z.bytes.replace(z.central_offsets[1] + 42, 4, std::string(4, '\0'));
            z.bytes.replace(z.central_offsets[1] + 46, 5, "x.npy");
          });
@@ -495,11 +496,15 @@ TYPED_TEST(NpzDataset, StreamsStoredMembersAndRefusesDeflatedOnes) {
 }
 
 TEST(NpzDataset, PlansFromHeadersAndMakesAStreamedDatasetOverBudget) {
-  const TempArchive file(build_zip(xy_members(false)).bytes);
+  constexpr std::size_t many = 2000;  // 40 KB of features, over a 16 KiB budget
+  const TempArchive file(
+      build_zip({{"x.npy", npy_image(iota_floats(many * features), Shape{many, features})},
+                 {"y.npy", npy_image(labels(many), Shape{many})}})
+          .bytes);
   resident::DatasetOptions options;
   options.batch_size = 4;
   options.streaming.chunk_batches = 1;
-  const HostSpace small = HostSpace::with_budget(1200);
+  const HostSpace small = HostSpace::with_budget(std::size_t{16} << 10);
   const resident::Plan plan =
       resident::plan<HostSpace, float, std::uint8_t>(small, options, file.path, {"x", "y"});
   EXPECT_FALSE(plan.fits);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "resident/npy.hpp"
@@ -41,6 +42,9 @@ inline std::string raw_deflate(const std::string& bytes) {
 
 /// One member of a built archive: its name and uncompressed bytes, and what to make wrong.
 struct ZipMember {
+  ZipMember(std::string name, std::string data, bool deflate = false)
+      : name(std::move(name)), data(std::move(data)), deflate(deflate) {}
+
   std::string name;
   std::string data;                                // uncompressed bytes
   bool deflate = false;                            // method 8 and deflated bytes, else method 0
