@@ -27,14 +27,14 @@ import numpy as np
 from sklearn.datasets import load_digits
 
 
-def save(path: str, array: np.ndarray) -> None:
-    """np.save through a temporary in the same folder, renamed over the path: a dataset that
+def replace(path: str, write) -> None:
+    """write(file) into a temporary in the same folder, renamed over the path: a dataset that
     maps or streams the old file keeps reading it whole, and a failure leaves it as it was."""
     folder, name = os.path.split(path)
     fd, temporary = tempfile.mkstemp(prefix=name + ".tmp-", dir=folder or ".")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.save(f, array)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         mask = os.umask(0)
@@ -46,23 +46,18 @@ def save(path: str, array: np.ndarray) -> None:
         raise
 
 
+def save(path: str, array: np.ndarray) -> None:
+    """np.save, through a temporary (see replace)."""
+    replace(path, lambda f: np.save(f, array))
+
+
 def save_mnist_layout(path: str, pixels: np.ndarray, labels: np.ndarray) -> None:
-    """The digits as Keras' mnist.npz holds MNIST, through a temporary renamed over the path."""
+    """The digits as Keras' mnist.npz holds MNIST, deflated, through a temporary."""
     images = (pixels * 15).astype(np.uint8).reshape(-1, 8, 8)
     train = len(labels) * 4 // 5
-    folder, name = os.path.split(path)
-    fd, temporary = tempfile.mkstemp(prefix=name + ".tmp-", suffix=".npz", dir=folder or ".")
-    os.close(fd)
-    try:
-        np.savez_compressed(temporary, x_train=images[:train], y_train=labels[:train].astype(np.uint8),
-                            x_test=images[train:], y_test=labels[train:].astype(np.uint8))
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)  # mkstemp's 0600 is not what np.savez would give
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    replace(path, lambda f: np.savez_compressed(
+        f, x_train=images[:train], y_train=labels[:train].astype(np.uint8),
+        x_test=images[train:], y_test=labels[train:].astype(np.uint8)))
 
 
 def main() -> int:
