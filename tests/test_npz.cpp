@@ -64,7 +64,7 @@ TEST(NpzArchive, ListsMembersFromTheHeadersAlone) {
   // The bool member's data holds a 7: listing never reads data, so only load() sees it.
   std::string bools = npy_image(std::vector<std::uint8_t>{0, 1, 7}, Shape{3});
   bools.replace(0, bools.size() - 3,
-                resident::npy::detail::header_bytes(resident::npy::DType::b1, Shape{3}));
+                resident::npy::detail::prefix_bytes(resident::npy::DType::b1, Shape{3}));
   auto members = xy_members(true);
   members.push_back({"flags.npy", bools, false});
   const TempArchive file(build_zip(members).bytes);

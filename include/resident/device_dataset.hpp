@@ -63,7 +63,7 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// (`space_traits<Space>::upload_engine`): on `CudaSpace`, pinned sources are copied
   /// directly, pageable ones are staged through a ring of pinned buffers while host threads
   /// fill the next one.
-  DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields)
+  DeviceDataset(Space space, DatasetOptions options, const HostTensor<const Ts>&... fields)
       : DeviceDataset(std::move(space), std::move(options),
                       detail::FieldSources<sizeof...(Ts)>{
                           {fields.shape()...}, {detail::FieldSource{fields.data(), nullptr}...}}) {}

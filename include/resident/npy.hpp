@@ -404,7 +404,7 @@ struct ArrayFactory {
 
 /// The bytes of a `.npy` file up to its data: version 1.0 (2.0 when the header needs more than
 /// 65535 bytes), little-endian, C order, padded so that the data starts at a multiple of 64.
-inline std::string header_bytes(DType dtype, const Shape& shape) {
+inline std::string prefix_bytes(DType dtype, const Shape& shape) {
   std::string dims = "(";
   for (std::size_t axis = 0; axis < shape.rank(); ++axis) {
     dims += std::to_string(shape[axis]);
@@ -469,7 +469,7 @@ inline Array load(const std::string& path) {
 /// removed, the old file left as it was), or the path names something other than a regular
 /// file (a FIFO, a device, a directory); InvalidArgument when the shape's byte size overflows.
 inline void save(const std::string& path, DType dtype, const void* data, const Shape& shape) {
-  const std::string head = detail::header_bytes(dtype, shape);
+  const std::string head = detail::prefix_bytes(dtype, shape);
   const std::size_t bytes =
       resident::detail::checked_mul(shape.elements(), dtype_size(dtype), "npy byte size");
   resident::detail::replace_file(path, {{head.data(), head.size()}, {data, bytes}});

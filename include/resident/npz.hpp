@@ -9,6 +9,7 @@
 /// NumPy reads. Everything else is refused with a `FormatError` naming the archive, the member
 /// and the reason.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -63,9 +64,10 @@ inline std::string key_problem(std::string_view name) {
   if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix)
     return "its name is not <key>.npy, as numpy.savez names every array";
   const std::string_view key = name.substr(0, name.size() - suffix.size());
-  for (const char c : key)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\')
-      return "its key holds a control character or a backslash";
+  if (std::any_of(key.begin(), key.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
+      }))
+    return "its key holds a control character or a backslash";
   for (std::size_t first = 0; first <= key.size();) {
     const std::size_t slash = std::min(key.find('/', first), key.size());
     const std::string_view part = key.substr(first, slash - first);
@@ -126,16 +128,16 @@ class Archive {
         fail(entry.header_offset,
              detail::member_reason(entry.name, problem) +
                  "; an .npz holds only arrays (save with numpy.savez or resident::npz::save)");
-      Member member;
-      member.name = entry.name;
-      member.key = entry.name.substr(0, entry.name.size() - 4);
-      member.compressed = entry.method == resident::detail::ZipEntry::deflated;
-      member.compressed_bytes = static_cast<std::size_t>(entry.compressed_size);
-      member.offset = static_cast<std::size_t>(entry.data_offset);
-      member.crc32 = entry.crc32;
+      Member listed;
+      listed.name = entry.name;
+      listed.key = entry.name.substr(0, entry.name.size() - 4);
+      listed.compressed = entry.method == resident::detail::ZipEntry::deflated;
+      listed.compressed_bytes = static_cast<std::size_t>(entry.compressed_size);
+      listed.offset = static_cast<std::size_t>(entry.data_offset);
+      listed.crc32 = entry.crc32;
       entries_.push_back(std::move(entry));
-      member.header = read_member_header(entries_.back());
-      members_.push_back(std::move(member));
+      listed.header = read_member_header(entries_.back());
+      members_.push_back(std::move(listed));
     }
     file_->check_unchanged("while its directory was read",
                            "keep an archive unchanged while it is read");
@@ -236,7 +238,7 @@ class Archive {
     const std::size_t at = find(key);
     if (at != npos) return at;
     std::string keys;
-    for (const Member& member : members_) keys += (keys.empty() ? "" : ", ") + member.key;
+    for (const Member& listed : members_) keys += (keys.empty() ? "" : ", ") + listed.key;
     throw InvalidArgument("resident: " + path() + " has no member '" + std::string(key) +
                           "'; its keys are: " + (keys.empty() ? "(none)" : keys));
   }
@@ -327,11 +329,13 @@ inline void save(const std::string& path, const std::vector<Entry>& entries,
     if (!problem.empty())
       throw InvalidArgument("resident: cannot save key '" + entry.key + "' in " + path + ": " +
                             problem + "; use a key such as x_train");
-    for (const resident::detail::ZipMemberToWrite& saved : members)
-      if (saved.name == name)
-        throw InvalidArgument("resident: key '" + entry.key + "' is given twice for " + path +
-                              "; give each array a key of its own");
-    heads.push_back(npy::detail::header_bytes(entry.dtype, entry.shape));
+    if (std::any_of(members.begin(), members.end(),
+                    [&name](const resident::detail::ZipMemberToWrite& saved) {
+                      return saved.name == name;
+                    }))
+      throw InvalidArgument("resident: key '" + entry.key + "' is given twice for " + path +
+                            "; give each array a key of its own");
+    heads.push_back(npy::detail::prefix_bytes(entry.dtype, entry.shape));
     const std::vector<resident::detail::ByteSpan> image{
         {heads.back().data(), heads.back().size()},
         {entry.data,

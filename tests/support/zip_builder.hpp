@@ -21,7 +21,7 @@ namespace resident::testing {
 /// The `.npy` image of `values` with `shape`, as `npy::save` writes it.
 template <class T>
 std::string npy_image(const std::vector<T>& values, const Shape& shape) {
-  return npy::detail::header_bytes(npy::dtype_of<T>(), shape) +
+  return npy::detail::prefix_bytes(npy::dtype_of<T>(), shape) +
          std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
 }
 

@@ -89,9 +89,8 @@ struct UploadPlan {
 
   /// @brief Whether any part is streamed (then the upload needs staging memory for it).
   [[nodiscard]] bool has_streamed() const noexcept {
-    for (const UploadPiece& piece : pieces)
-      if (piece.streamed != nullptr) return true;
-    return false;
+    return std::any_of(pieces.begin(), pieces.end(),
+                       [](const UploadPiece& piece) { return piece.streamed != nullptr; });
   }
 };
 

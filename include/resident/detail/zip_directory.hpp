@@ -441,8 +441,9 @@ class ZipDirectoryReader {
   /// No two members may share bytes: each member's local header and data lie before the next
   /// member's local header; no two members share a name.
   void refuse_overlaps(const std::vector<ZipEntry>& entries) const {
-    std::vector<const ZipEntry*> order;
-    for (const ZipEntry& entry : entries) order.push_back(&entry);
+    std::vector<const ZipEntry*> order(entries.size());
+    std::transform(entries.begin(), entries.end(), order.begin(),
+                   [](const ZipEntry& entry) { return &entry; });
     std::sort(order.begin(), order.end(), [](const ZipEntry* a, const ZipEntry* b) {
       return a->header_offset < b->header_offset;
     });
@@ -455,8 +456,9 @@ class ZipDirectoryReader {
                  std::to_string(before.header_offset) + ", " +
                  std::to_string(before.data_offset + before.compressed_size) + "))");
     }
-    std::vector<std::string_view> names;
-    for (const ZipEntry& entry : entries) names.emplace_back(entry.name);
+    std::vector<std::string_view> names(entries.size());
+    std::transform(entries.begin(), entries.end(), names.begin(),
+                   [](const ZipEntry& entry) { return std::string_view(entry.name); });
     std::sort(names.begin(), names.end());
     const auto twice = std::adjacent_find(names.begin(), names.end());
     if (twice != names.end())

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,9 @@ struct ZipMemberToWrite {
   std::vector<ByteSpan> bytes;  ///< The member's bytes in the archive, one piece after another.
 
   [[nodiscard]] std::uint64_t compressed_size() const noexcept {
-    std::uint64_t total = 0;
-    for (const ByteSpan& piece : bytes) total += piece.size;
-    return total;
+    return std::accumulate(
+        bytes.begin(), bytes.end(), std::uint64_t{0},
+        [](std::uint64_t total, const ByteSpan& piece) { return total + piece.size; });
   }
 };
 
