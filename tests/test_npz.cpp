@@ -145,7 +145,7 @@ struct Malformed {
 std::string valid(bool deflate = false) { return build_zip(xy_members(deflate)).bytes; }
 
 /// The archive of `members` with `edit` applied to its bytes and layout.
-std::string edited(std::vector<ZipMember> members,
+std::string edited(const std::vector<ZipMember>& members,
                    const std::function<void(resident::testing::ZipBytes&)>& edit,
                    bool zip64_end = false) {
   resident::testing::ZipBytes zip = build_zip(members, zip64_end);
@@ -458,7 +458,7 @@ TYPED_TEST(NpzDataset, LoadsStoredAndDeflatedMembersBlockByBlock) {
     const auto last = dataset.batch(dataset.num_batches() - 1);
     const auto padded =
         resident::testing::read_back(this->space_, dataset.stream(), std::get<1>(last));
-    EXPECT_EQ(padded.back(), labels(rows)[8 * 5 - rows - 1]);
+    EXPECT_EQ(padded.back(), labels(rows)[std::size_t{8} * 5 - rows - 1]);
   }
 }
 

@@ -78,6 +78,15 @@ inline std::string key_problem(std::string_view name) {
   return {};
 }
 
+/// @brief Refuses to save `key` in the archive at `path` unless NumPy would write it.
+/// @throws InvalidArgument saying why (see `key_problem`).
+inline void refuse_unless_key(const std::string& path, const std::string& key) {
+  const std::string problem = key_problem(key + ".npy");
+  if (!problem.empty())
+    throw InvalidArgument("resident: cannot save key '" + key + "' in " + path + ": " + problem +
+                          "; use a key such as x_train");
+}
+
 /// `member 'x.npy': ` before a reason.
 inline std::string member_reason(const std::string& name, const std::string& reason) {
   return "member '" + name + "': " + reason;
@@ -299,8 +308,8 @@ struct Entry {
   Shape shape{};                      ///< The array's shape (any rank, 0-d included).
 
   /// @brief `shape.elements()` elements of `dtype` at `data`.
-  Entry(std::string key, npy::DType dtype, const void* data, Shape shape)
-      : key(std::move(key)), dtype(dtype), data(data), shape(std::move(shape)) {}
+  Entry(std::string key, npy::DType dtype, const void* data, const Shape& shape)
+      : key(std::move(key)), dtype(dtype), data(data), shape(shape) {}
   /// @brief An array read by `npy::load` or `Archive::load`.
   Entry(std::string key, const npy::Array& array)
       : Entry(std::move(key), array.dtype(), array.data(), array.shape()) {}
@@ -325,10 +334,7 @@ inline void save(const std::string& path, const std::vector<Entry>& entries,
   std::vector<resident::detail::ZipMemberToWrite> members;
   for (const Entry& entry : entries) {
     const std::string name = entry.key + ".npy";
-    const std::string problem = detail::key_problem(name);
-    if (!problem.empty())
-      throw InvalidArgument("resident: cannot save key '" + entry.key + "' in " + path + ": " +
-                            problem + "; use a key such as x_train");
+    detail::refuse_unless_key(path, entry.key);
     if (std::any_of(members.begin(), members.end(),
                     [&name](const resident::detail::ZipMemberToWrite& saved) {
                       return saved.name == name;
