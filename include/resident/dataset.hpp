@@ -21,6 +21,7 @@
 #include "resident/epoch.hpp"
 #include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
+#include "resident/npz.hpp"
 #include "resident/plan.hpp"
 #include "resident/streaming_dataset.hpp"
 
@@ -244,6 +245,58 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
       options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
       [&] { return load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...); },
       replan);
+}
+
+/// @brief `plan()` for members of an `.npz` archive, one per field: the figures `load_dataset`
+/// and `make_dataset` decide with, from the members' headers alone (no data is read or
+/// inflated).
+/// @throws what `load_dataset` throws for the archive and the keys before reading data;
+/// InvalidArgument as `plan()` does.
+template <class Space, class... Ts>
+[[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
+                        const npz::Archive& archive,
+                        const detail::MemberKeys<sizeof...(Ts)>& keys) {
+  static_assert(sizeof...(Ts) >= 1, "name the field types: plan<Space, float, int>(...)");
+  return detail::plan_layout(
+      space, options,
+      detail::member_layout<Ts...>(options, detail::field_members<Ts...>(archive, keys)),
+      {detail::element_kind<Ts>()...});
+}
+
+/// @brief `plan()` for members of the archive at `archive` (default `ArchiveOptions`).
+template <class Space, class... Ts>
+[[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
+                        const std::string& archive, const detail::MemberKeys<sizeof...(Ts)>& keys) {
+  return plan<Space, Ts...>(space, options, npz::Archive(archive), keys);
+}
+
+/// @brief `make_dataset` for members of an `.npz` archive, one per field:
+/// `make_dataset<CudaSpace, std::uint8_t, std::uint8_t>(space, options, "mnist.npz",
+/// {"x_train", "y_train"})`. Plans from the members' headers, then preloads
+/// (`load_dataset`: stored members mapped, deflated ones inflated into the upload) or streams
+/// (`load_streaming_dataset`: stored members only).
+/// @throws FormatError for a malformed archive or a mistyped member, and when the data must be
+/// streamed but a member is deflated; what the chosen loader throws; CapacityError when a rank
+/// of a replicated job would stream.
+template <class Space, class... Ts>
+Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
+                                   const npz::Archive& archive,
+                                   const detail::MemberKeys<sizeof...(Ts)>& keys) {
+  const auto replan = [&] { return plan<Space, Ts...>(space, options, archive, keys); };
+  return detail::preload_or_stream<Dataset<Space, Ts...>>(
+      options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, archive, keys); },
+      [&] {
+        return load_streaming_dataset<Space, Ts...>(std::move(space), options, archive, keys);
+      },
+      replan);
+}
+
+/// @brief `make_dataset` for members of the archive at `archive` (default `ArchiveOptions`).
+template <class Space, class... Ts>
+Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
+                                   const std::string& archive,
+                                   const detail::MemberKeys<sizeof...(Ts)>& keys) {
+  return make_dataset<Space, Ts...>(std::move(space), options, npz::Archive(archive), keys);
 }
 
 }  // namespace resident

@@ -63,8 +63,17 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// (`space_traits<Space>::upload_engine`): on `CudaSpace`, pinned sources are copied
   /// directly, pageable ones are staged through a ring of pinned buffers while host threads
   /// fill the next one.
-  DeviceDataset(Space space, DatasetOptions options, HostTensor<const Ts>... fields) {
-    const auto layout = detail::make_layout(options, fields...);
+  DeviceDataset(Space space, DatasetOptions options, const HostTensor<const Ts>&... fields)
+      : DeviceDataset(std::move(space), std::move(options),
+                      detail::FieldSources<sizeof...(Ts)>{
+                          {fields.shape()...}, {detail::FieldSource{fields.data(), nullptr}...}}) {}
+
+  /// @cond impl
+  // From sources of any kind, host memory or streamed (the archive loaders' deflated members):
+  // the same checks, allocation and upload as from tensors.
+  DeviceDataset(Space space, DatasetOptions options,
+                const detail::FieldSources<sizeof...(Ts)>& sources) {
+    const auto layout = detail::make_layout<num_fields>(options, sources.shapes, {sizeof(Ts)...});
     detail::check_upload_options(options);
     const std::size_t reserve = detail::reserve_for(space, options);
     const detail::CapacityVerdict verdict =
@@ -73,16 +82,16 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
 
     detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
     detail::Allocation<Space> storage(core.space(), layout.total_bytes);
-    space_traits<Space>::upload_engine::upload(
-        core.space(), storage.data(),
-        detail::make_upload_plan(layout, {static_cast<const void*>(fields.data())...}), options,
-        core.stream());
+    space_traits<Space>::upload_engine::upload(core.space(), storage.data(),
+                                               detail::make_upload_plan(layout, sources.sources),
+                                               options, core.stream());
 
     fields_ = detail::ResetOnMove<batch_type>(
-        views(storage, layout, std::index_sequence_for<Ts...>{}, fields...));
+        views(storage, layout, std::index_sequence_for<Ts...>{}, sources.shapes));
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     core_ = std::move(core);
   }
+  /// @endcond
 
   /// @brief Exchanges the contents of two datasets; the epochs made from either before throw
   /// on their next use (views stay valid: they refer to the data, which only changes owner).
@@ -163,10 +172,10 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   static batch_type views(const detail::Allocation<Space>& storage,
                           const detail::DatasetLayout<Fields>& layout,
                           std::index_sequence<Index...> /*fields*/,
-                          const HostTensor<const Ts>&... fields) {
+                          const std::array<Shape, Fields>& shapes) {
     return batch_type(BatchView<const Ts>(
         reinterpret_cast<const Ts*>(storage.data() + layout.offsets[Index]),  // NOLINT
-        layout.geometry.stored_rows, fields.row_shape())...);
+        layout.geometry.stored_rows, shapes[Index].drop_front())...);
   }
 
   detail::DatasetCore<Space, num_fields> core_;

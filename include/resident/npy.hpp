@@ -7,7 +7,6 @@
 /// everything else refused with a `FormatError` that says where and why. Never unpickles.
 
 #include <algorithm>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -31,7 +30,6 @@
 #endif
 
 #if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
 #include <unistd.h>
 #else
 #error "resident/npy.hpp reads files through POSIX (open, pread, mmap)"
@@ -103,6 +101,10 @@ constexpr DType dtype_of() noexcept {
   }
 }
 
+namespace detail {
+struct ArrayFactory;
+}  // namespace detail
+
 /// @brief An array read from a `.npy` file: C-order, native byte order, owning its memory
 /// (a read-only mapping of the file when it could be used as it is, else a converted copy).
 class Array {
@@ -151,7 +153,7 @@ class Array {
   }
 
  private:
-  friend Array load(const std::string& path);
+  friend struct detail::ArrayFactory;
 
   std::string path_;
   DType dtype_ = DType::u1;
@@ -168,36 +170,16 @@ namespace detail {
 
 inline constexpr std::size_t max_header_bytes = std::size_t{1} << 20;  ///< A sane cap.
 
-[[noreturn]] inline void fail(const std::string& path, std::size_t offset,
-                              const std::string& reason) {
-  throw FormatError(path, offset, reason);
-}
-
-inline std::string errno_text(int error) { return std::strerror(error); }
-
-inline void read_exactly(const std::string& path, int fd, void* into, std::size_t bytes,
-                         std::size_t offset) {
-  std::size_t done = 0;
-  while (done < bytes) {
-    const ::ssize_t got = ::pread(fd, static_cast<char*>(into) + done, bytes - done,
-                                  static_cast<::off_t>(offset + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0)
-      fail(path, offset + done,
-           got < 0 ? "reading failed: " + errno_text(errno) : "the file ended early");
-    done += static_cast<std::size_t>(got);
-  }
-}
-
-inline DType parse_descr(const std::string& path, std::size_t at, const std::string& descr,
-                         bool& big_endian) {
-  if (descr.size() < 2) fail(path, at, "descr '" + descr + "' is not a NumPy type string");
+/// The dtype a `descr` names, and whether it is big-endian; `fail(offset, reason)` throws.
+template <class Fail>
+DType parse_descr(std::size_t at, const std::string& descr, bool& big_endian, Fail&& fail) {
+  if (descr.size() < 2) fail(at, "descr '" + descr + "' is not a NumPy type string");
   const char order = descr[0];
   if (order != '<' && order != '>' && order != '|' && order != '=')
-    fail(path, at, "descr '" + descr + "' has no byte-order character ('<', '>', '|' or '=')");
+    fail(at, "descr '" + descr + "' has no byte-order character ('<', '>', '|' or '=')");
   const std::string code = descr.substr(1);
   if (code.find('O') != std::string::npos)
-    fail(path, at,
+    fail(at,
          "object arrays hold pickled Python objects, which resident never unpickles; save "
          "numeric data instead");
   constexpr DType all[] = {DType::b1, DType::i1, DType::u1, DType::i2, DType::u2, DType::i4,
@@ -205,13 +187,14 @@ inline DType parse_descr(const std::string& path, std::size_t at, const std::str
   for (const DType dtype : all) {
     if (code != dtype_code(dtype)) continue;
     if (order == '|' && dtype_size(dtype) != 1)
-      fail(path, at, "descr '" + descr + "' says 'not applicable' for a multi-byte type");
+      fail(at, "descr '" + descr + "' says 'not applicable' for a multi-byte type");
     big_endian = order == '>' && dtype_size(dtype) > 1;
     return dtype;
   }
-  fail(path, at,
+  fail(at,
        "dtype '" + descr +
            "' is not supported (b1 i1 u1 i2 u2 i4 u4 i8 u8 f2 f4 f8 are, in either byte order)");
+  return DType::u1;  // not reached: `fail` throws
 }
 
 /// C order from Fortran order, element by element (`size` bytes each).
@@ -239,6 +222,15 @@ inline void swap_bytes(std::byte* data, std::size_t count, std::size_t size) {
       std::swap(data[i * size + a], data[i * size + b]);
 }
 
+/// Refuses b1 bytes other than 0 and 1 among `bytes` bytes at `data`, the first of which is at
+/// offset `first` for `fail(offset, reason)`, which throws.
+template <class Fail>
+void check_bools(const std::byte* data, std::size_t bytes, std::size_t first, Fail&& fail) {
+  for (std::size_t i = 0; i < bytes; ++i)
+    if (std::to_integer<unsigned>(data[i]) > 1)
+      fail(first + i, "a b1 (bool) element is neither 0 nor 1");
+}
+
 }  // namespace detail
 
 /// @brief What a `.npy` file's header says: the array's type and shape, and where its data
@@ -255,81 +247,186 @@ struct Header {
   [[nodiscard]] std::size_t data_bytes() const noexcept {
     return shape.elements() * dtype_size(dtype);
   }
+  /// @brief Whether the data can be used as it is stored: little-endian and in C order.
+  [[nodiscard]] bool native_c_order() const noexcept {
+    return !big_endian && (!fortran_order || shape.rank() <= 1);
+  }
 };
 
 namespace detail {
 
-/// Reads and checks the header of `file` (see `load` for what is refused), as the file was
-/// when it was opened: a file that changed in between is refused.
-inline Header read_header(const resident::detail::ReadFile& file) {
-  const std::string& path = file.path();
-  const int fd = file.fd();
-  const std::size_t file_size = file.identity().size;
-  if (file_size == 0) fail(path, 0, "the file is empty");
-  if (file_size < 10) fail(path, 0, "the file is too short to be a .npy file");
+/// @brief Reads and checks the header of a `.npy` image of `size` bytes (a file, or a member of
+/// an `.npz` archive): see `load` for what is refused.
+/// @param read called as `read(offset, bytes, into)` for bytes of the image, at increasing
+/// offsets
+/// @param fail called as `fail(offset, reason)`; must throw
+template <class Read, class Fail>
+Header parse_header(std::size_t size, Read&& read, Fail&& fail) {
+  if (size == 0) fail(0, "the file is empty");
+  if (size < 10) fail(0, "the file is too short to be a .npy file");
 
   unsigned char prefix[12] = {};
-  read_exactly(path, fd, prefix, std::min<std::size_t>(12, file_size), 0);
+  read(0, std::min<std::size_t>(12, size), prefix);
   if (std::memcmp(prefix, "\x93NUMPY", 6) != 0)
-    fail(path, 0, "not a .npy file: the magic string \\x93NUMPY is missing");
+    fail(0, "not a .npy file: the magic string \\x93NUMPY is missing");
   const unsigned major = prefix[6], minor = prefix[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    fail(path, 6,
-         "format version " + std::to_string(major) + "." + std::to_string(minor) +
-             " is not supported (1.0, 2.0 and 3.0 are)");
+    fail(6, "format version " + std::to_string(major) + "." + std::to_string(minor) +
+                " is not supported (1.0, 2.0 and 3.0 are)");
   std::size_t header_start = 10, header_bytes = prefix[8] | (std::size_t{prefix[9]} << 8);
   if (major >= 2) {
-    if (file_size < 12) fail(path, 8, "the file ends inside the header length");
+    if (size < 12) fail(8, "the file ends inside the header length");
     header_start = 12;
     header_bytes = prefix[8] | (std::size_t{prefix[9]} << 8) | (std::size_t{prefix[10]} << 16) |
                    (std::size_t{prefix[11]} << 24);
   }
   if (header_bytes > max_header_bytes)
-    fail(path, 8,
-         "the header claims " + std::to_string(header_bytes) +
-             " bytes, over the 1 MiB a NumPy header can sensibly need");
-  if (header_start + header_bytes > file_size)
-    fail(path, 8,
-         "the header length " + std::to_string(header_bytes) + " runs past the end of the file (" +
-             std::to_string(file_size) + " bytes)");
+    fail(8, "the header claims " + std::to_string(header_bytes) +
+                " bytes, over the 1 MiB a NumPy header can sensibly need");
+  if (header_start + header_bytes > size)
+    fail(8, "the header length " + std::to_string(header_bytes) +
+                " runs past the end of the file (" + std::to_string(size) + " bytes)");
   std::string text(header_bytes, '\0');
-  read_exactly(path, fd, text.data(), header_bytes, header_start);
+  read(header_start, header_bytes, text.data());
   if (text.empty() || text.back() != '\n')
-    fail(path, header_start + header_bytes, "the header does not end with a newline");
+    fail(header_start + header_bytes, "the header does not end with a newline");
   if (text.find('\0') != std::string::npos)
-    fail(path, header_start + text.find('\0'), "the header holds a NUL byte");
+    fail(header_start + text.find('\0'), "the header holds a NUL byte");
   const resident::detail::NpyHeader parsed = resident::detail::parse_npy_header(
-      text,
-      [&](std::size_t at, const std::string& reason) { fail(path, header_start + at, reason); });
+      text, [&](std::size_t at, const std::string& reason) { fail(header_start + at, reason); });
 
   Header header;
-  header.file_size = file_size;
-  header.dtype = parse_descr(path, header_start, parsed.descr, header.big_endian);
+  header.file_size = size;
+  header.dtype = parse_descr(header_start, parsed.descr, header.big_endian, fail);
   header.fortran_order = parsed.fortran_order;
   if (parsed.shape.size() > Shape::max_rank)
-    fail(path, header_start,
-         "rank " + std::to_string(parsed.shape.size()) + " is above the " +
-             std::to_string(Shape::max_rank) + " resident supports");
+    fail(header_start, "rank " + std::to_string(parsed.shape.size()) + " is above the " +
+                           std::to_string(Shape::max_rank) + " resident supports");
   try {
     header.shape = Shape(parsed.shape);
     (void)resident::detail::checked_mul(header.shape.elements(), dtype_size(header.dtype),
                                         "array byte size");
   } catch (const InvalidArgument&) {
-    fail(path, header_start, "the shape's element count or byte size overflows 64 bits");
+    fail(header_start, "the shape's element count or byte size overflows 64 bits");
   }
   header.data_offset = header_start + header_bytes;
   const std::size_t bytes = header.data_bytes();
-  if (file_size - header.data_offset < bytes)
-    fail(path, file_size,
-         "the data is shorter than the shape requires (" + std::to_string(bytes) + " bytes for " +
-             header.shape.to_string() + ", the file has " +
-             std::to_string(file_size - header.data_offset) + ")");
-  if (file_size - header.data_offset > bytes)
-    fail(path, header.data_offset + bytes,
-         "the data is longer than the shape requires (" +
-             std::to_string(file_size - header.data_offset - bytes) + " trailing bytes)");
+  if (size - header.data_offset < bytes)
+    fail(size, "the data is shorter than the shape requires (" + std::to_string(bytes) +
+                   " bytes for " + header.shape.to_string() + ", the file has " +
+                   std::to_string(size - header.data_offset) + ")");
+  if (size - header.data_offset > bytes)
+    fail(header.data_offset + bytes, "the data is longer than the shape requires (" +
+                                         std::to_string(size - header.data_offset - bytes) +
+                                         " trailing bytes)");
+  return header;
+}
+
+/// Reads and checks the header of `file` (see `load` for what is refused), as the file was
+/// when it was opened: a file that changed in between is refused.
+inline Header read_header(const resident::detail::ReadFile& file) {
+  const Header header = parse_header(
+      file.identity().size,
+      [&](std::size_t offset, std::size_t bytes, void* into) {
+        resident::detail::read_exactly(file.path(), file.fd(), into, bytes, offset);
+      },
+      [&](std::size_t at, const std::string& reason) {
+        throw FormatError(file.path(), at, reason);
+      });
   file.check_unchanged("while its header was read", "keep a file unchanged while it is read");
   return header;
+}
+
+/// @brief Makes `Array`s: mapped from a file, or from data read into memory.
+struct ArrayFactory {
+  /// An array of `header` whose data is `data`, kept alive by `owner`; `file` for a mapping.
+  static Array make(std::string path, const Header& header, std::size_t data_offset,
+                    const std::byte* data, std::shared_ptr<const void> owner,
+                    std::shared_ptr<const resident::detail::ReadFile> file) {
+    Array array;
+    array.path_ = std::move(path);
+    array.dtype_ = header.dtype;
+    array.shape_ = header.shape;
+    array.fortran_order_ = header.fortran_order;
+    array.data_offset_ = data_offset;
+    array.data_ = data;
+    array.owner_ = std::move(owner);
+    array.mapped_ = file != nullptr;
+    array.file_ = std::move(file);
+    return array;
+  }
+
+  /// The array of data as it was stored (`raw`: `header.data_bytes()` bytes), converted to
+  /// native byte order and C order; `data_offset` is where the data began, for messages.
+  static Array converted(std::string path, const Header& header, std::size_t data_offset,
+                         std::vector<std::byte> raw) {
+    const std::size_t element = dtype_size(header.dtype);
+    if (header.big_endian) swap_bytes(raw.data(), header.shape.elements(), element);
+    if (header.fortran_order && header.shape.rank() > 1) {
+      std::vector<std::byte> c_order(raw.size());
+      fortran_to_c(raw.data(), c_order.data(), header.shape, element);
+      raw = std::move(c_order);
+    }
+    auto owned = std::make_shared<std::vector<std::byte>>(std::move(raw));
+    const std::byte* data = owned->data();
+    return make(std::move(path), header, data_offset, data, std::move(owned), nullptr);
+  }
+
+  /// @brief The array of the `.npy` image at byte `image_offset` of `file`, whose header was
+  /// read: mapped when the data is little-endian C-order and aligned for its type, else read and
+  /// converted. `fail(offset, reason)` (which throws) refuses bool bytes other than 0 and 1.
+  template <class Fail>
+  static Array load(const std::shared_ptr<const resident::detail::ReadFile>& file,
+                    const Header& header, std::size_t image_offset, Fail&& fail) {
+    const std::size_t data_offset = image_offset + header.data_offset;
+    const std::size_t bytes = header.data_bytes();
+    Array array;
+    resident::detail::MappedRange mapping;
+    if (bytes == 0) {
+      auto empty = std::make_shared<std::byte>();
+      const std::byte* data = empty.get();
+      array = make(file->path(), header, data_offset, data, std::move(empty), nullptr);
+    } else if (header.native_c_order() && data_offset % dtype_size(header.dtype) == 0 &&
+               (mapping = resident::detail::MappedRange::of(*file, data_offset, bytes)).owner) {
+      array = make(file->path(), header, data_offset, mapping.data, std::move(mapping.owner), file);
+    } else {
+      std::vector<std::byte> raw(bytes);
+      resident::detail::read_exactly(file->path(), file->fd(), raw.data(), bytes, data_offset);
+      array = converted(file->path(), header, data_offset, std::move(raw));
+    }
+    // A file cut short after its header was read would fault where the mapping is read (the bool
+    // check below, the caller later): refused here instead.
+    file->check_unchanged("while it was loaded", "keep a file unchanged while it is loaded");
+    if (header.dtype == DType::b1) check_bools(array.data(), bytes, data_offset, fail);
+    return array;
+  }
+};
+
+/// The bytes of a `.npy` file up to its data: version 1.0 (2.0 when the header needs more than
+/// 65535 bytes), little-endian, C order, padded so that the data starts at a multiple of 64.
+inline std::string prefix_bytes(DType dtype, const Shape& shape) {
+  std::string dims = "(";
+  for (std::size_t axis = 0; axis < shape.rank(); ++axis) {
+    dims += std::to_string(shape[axis]);
+    if (shape.rank() == 1 || axis + 1 < shape.rank()) dims += ",";
+    if (axis + 1 < shape.rank()) dims += " ";
+  }
+  dims += ")";
+  const char order = dtype_size(dtype) == 1 ? '|' : '<';
+  std::string header = std::string("{'descr': '") + order + dtype_code(dtype) +
+                       "', 'fortran_order': False, 'shape': " + dims + ", }";
+  const bool version2 = header.size() + 11 > 65535;
+  const std::size_t prefix = version2 ? 12 : 10;
+  const std::size_t padded = (prefix + header.size() + 1 + 63) / 64 * 64;
+  header.append(padded - prefix - header.size() - 1, ' ');
+  header += '\n';
+  std::string head = "\x93NUMPY";
+  head += static_cast<char>(version2 ? 2 : 1);
+  head += '\0';
+  const std::size_t length = header.size();
+  for (std::size_t byte = 0; byte < (version2 ? 4u : 2u); ++byte)
+    head += static_cast<char>((length >> (8 * byte)) & 0xff);
+  return head + header;
 }
 
 }  // namespace detail
@@ -354,58 +451,10 @@ inline Header read_header(const std::string& path) {
 /// the array lives makes reading the array raise SIGBUS. `save` never does that (it replaces the
 /// file by a rename, which leaves the mapping its data), so saving over a loaded file is safe.
 inline Array load(const std::string& path) {
-  using detail::fail;
-  const auto opened = std::make_shared<const resident::detail::ReadFile>(path);
-  const resident::detail::ReadFile& file = *opened;
-  const Header header = detail::read_header(file);
-  const std::size_t file_size = header.file_size;
-  const std::size_t data_offset = header.data_offset;
-  const bool big_endian = header.big_endian;
-
-  Array array;
-  array.path_ = path;
-  array.dtype_ = header.dtype;
-  array.fortran_order_ = header.fortran_order;
-  array.shape_ = header.shape;
-  array.data_offset_ = data_offset;
-  const std::size_t bytes = array.bytes();
-
-  const std::size_t element = dtype_size(array.dtype_);
-  const bool usable_as_is = !big_endian && (!header.fortran_order || array.shape_.rank() <= 1) &&
-                            data_offset % element == 0;
-  if (bytes == 0) {
-    array.owner_ = std::make_shared<std::byte>();
-    array.data_ = static_cast<const std::byte*>(array.owner_.get());
-  } else if (void* base = usable_as_is
-                              ? ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, file.fd(), 0)
-                              : MAP_FAILED;
-             base != MAP_FAILED) {
-    array.owner_ = std::shared_ptr<const void>(
-        base, [file_size](const void* mapped) { ::munmap(const_cast<void*>(mapped), file_size); });
-    array.data_ = static_cast<const std::byte*>(base) + data_offset;
-    array.mapped_ = true;
-    array.file_ = opened;
-  } else {
-    auto raw = std::make_shared<std::vector<std::byte>>(bytes);
-    detail::read_exactly(path, file.fd(), raw->data(), bytes, data_offset);
-    if (big_endian) detail::swap_bytes(raw->data(), array.size(), element);
-    if (header.fortran_order && array.shape_.rank() > 1) {
-      auto c_order = std::make_shared<std::vector<std::byte>>(bytes);
-      detail::fortran_to_c(raw->data(), c_order->data(), array.shape_, element);
-      raw = std::move(c_order);
-    }
-    array.data_ = raw->data();
-    array.owner_ = std::move(raw);
-  }
-  // A file cut short after its header was read would fault where the mapping is read (the bool
-  // check below, the caller later): refused here instead.
-  file.check_unchanged("while it was loaded", "keep a file unchanged while it is loaded");
-  if (array.dtype_ == DType::b1) {
-    for (std::size_t i = 0; i < bytes; ++i)
-      if (std::to_integer<unsigned>(array.data_[i]) > 1)
-        fail(path, data_offset + i, "a b1 (bool) element is neither 0 nor 1");
-  }
-  return array;
+  const auto file = std::make_shared<const resident::detail::ReadFile>(path);
+  return detail::ArrayFactory::load(
+      file, detail::read_header(*file), 0,
+      [&](std::size_t at, const std::string& reason) { throw FormatError(path, at, reason); });
 }
 
 /// @brief Writes `shape.elements()` elements of `dtype` at `data` as a `.npy` file NumPy reads:
@@ -420,29 +469,7 @@ inline Array load(const std::string& path) {
 /// removed, the old file left as it was), or the path names something other than a regular
 /// file (a FIFO, a device, a directory); InvalidArgument when the shape's byte size overflows.
 inline void save(const std::string& path, DType dtype, const void* data, const Shape& shape) {
-  std::string dims = "(";
-  for (std::size_t axis = 0; axis < shape.rank(); ++axis) {
-    dims += std::to_string(shape[axis]);
-    if (shape.rank() == 1 || axis + 1 < shape.rank()) dims += ",";
-    if (axis + 1 < shape.rank()) dims += " ";
-  }
-  dims += ")";
-  const char order = dtype_size(dtype) == 1 ? '|' : '<';
-  std::string header = std::string("{'descr': '") + order + dtype_code(dtype) +
-                       "', 'fortran_order': False, 'shape': " + dims + ", }";
-  const bool version2 = header.size() + 11 > 65535;
-  const std::size_t prefix = version2 ? 12 : 10;
-  const std::size_t padded = (prefix + header.size() + 1 + 63) / 64 * 64;
-  header.append(padded - prefix - header.size() - 1, ' ');
-  header += '\n';
-  std::string head = "\x93NUMPY";
-  head += static_cast<char>(version2 ? 2 : 1);
-  head += '\0';
-  const std::size_t length = header.size();
-  for (std::size_t byte = 0; byte < (version2 ? 4u : 2u); ++byte)
-    head += static_cast<char>((length >> (8 * byte)) & 0xff);
-  head += header;
-
+  const std::string head = detail::prefix_bytes(dtype, shape);
   const std::size_t bytes =
       resident::detail::checked_mul(shape.elements(), dtype_size(dtype), "npy byte size");
   resident::detail::replace_file(path, {{head.data(), head.size()}, {data, bytes}});

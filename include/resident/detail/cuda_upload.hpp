@@ -38,10 +38,11 @@ inline bool range_is_pinned(const std::byte* first, std::size_t bytes) {
   return true;
 }
 
-/// @brief Whether every source of an upload is page-locked (see `range_is_pinned`).
+/// @brief Whether every source of an upload is page-locked (see `range_is_pinned`); a streamed
+/// source never is (it is produced into a staging buffer).
 inline bool sources_are_pinned(const UploadPlan& plan) {
   return std::all_of(plan.pieces.begin(), plan.pieces.end(), [](const UploadPiece& piece) {
-    return range_is_pinned(piece.source, piece.bytes);
+    return piece.streamed == nullptr && range_is_pinned(piece.source, piece.bytes);
   });
 }
 

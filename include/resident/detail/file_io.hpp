@@ -8,6 +8,7 @@
 /// since it was opened; a writer replaces a file whole, never truncating it in place.
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,10 +19,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "resident/error.hpp"
 
@@ -155,6 +156,46 @@ class ReadFile {
   FileIdentity identity_;
 };
 
+/// @brief Reads exactly `bytes` bytes at `offset` of the open file `fd` (named `path` in errors)
+/// into `into`, retrying short reads.
+/// @throws FormatError when the file ends first or a read fails.
+inline void read_exactly(const std::string& path, int fd, void* into, std::size_t bytes,
+                         std::size_t offset) {
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ::ssize_t got = ::pread(fd, static_cast<char*>(into) + done, bytes - done,
+                                  static_cast<::off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      throw FormatError(path, offset + done,
+                        got < 0 ? "reading failed: " + std::string(std::strerror(errno))
+                                : std::string("the file ended early"));
+    done += static_cast<std::size_t>(got);
+  }
+}
+
+/// @brief A read-only mapping of bytes `[offset, offset + bytes)` of an open file (the mapping
+/// itself starts at the page below `offset`), or nothing when the system refused it; the
+/// owner unmaps it when the last copy goes.
+struct MappedRange {
+  std::shared_ptr<const void> owner;  ///< Null when the range could not be mapped.
+  const std::byte* data = nullptr;    ///< Byte `offset` of the file, in the mapping.
+
+  static MappedRange of(const ReadFile& file, std::size_t offset, std::size_t bytes) {
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t start = offset / page * page;
+    const std::size_t length = offset - start + bytes;
+    void* base =
+        ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, file.fd(), static_cast<::off_t>(start));
+    if (base == MAP_FAILED) return {};
+    MappedRange range;
+    range.owner = std::shared_ptr<const void>(
+        base, [length](const void* mapped) { ::munmap(const_cast<void*>(mapped), length); });
+    range.data = static_cast<const std::byte*>(base) + (offset - start);
+    return range;
+  }
+};
+
 /// Bytes to write: `size` bytes from `data`.
 struct ByteSpan {
   const void* data = nullptr;
@@ -213,7 +254,7 @@ class TemporaryFile {
 /// mode; a symbolic link at the path is followed, and the file it names replaced.
 /// @throws Error naming the path and the system's reason; the temporary is removed and the old
 /// file, if any, is left as it was.
-inline void replace_file(const std::string& path, std::initializer_list<ByteSpan> pieces) {
+inline void replace_file(const std::string& path, const std::vector<ByteSpan>& pieces) {
   const auto failed = [&](const std::string& what, int error) {
     return Error("resident: cannot write " + path + ": " + what + ": " + std::strerror(error) +
                  "; the file at the path, if any, was left as it was");

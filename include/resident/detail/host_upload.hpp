@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/copy_workers.hpp"
@@ -14,7 +15,7 @@ namespace resident::detail {
 /// @brief The default upload engine of `space_traits`, for spaces whose `copy_from_host`
 /// completes on the calling thread (the host space and spaces built on it): block by block,
 /// each block split across a team of copy threads, progress reported and cancellation honoured
-/// between blocks.
+/// between blocks; streamed parts produced by the calling thread through a one-block window.
 /// @note Every byte goes through `space.copy_from_host`, so a space that wraps the host space
 /// (for fault injection, say) sees every copy.
 struct CopyTeamUpload {
@@ -29,9 +30,19 @@ struct CopyTeamUpload {
         space.copy_from_host(destination + at, source != nullptr ? source : zeros, n, stream);
       });
     };
+    // Streamed parts (inflated members) are produced here, by this thread, into a window of one
+    // block, then copied like the others.
+    std::vector<std::byte> window(
+        plan.has_streamed() ? std::min(options.chunk_bytes, plan.total_bytes) : 0);
+    const auto copy_streamed = [&](std::size_t at, const StreamedBytes& read, std::size_t from,
+                                   std::size_t n) {
+      read(from, n, window.data());
+      space.copy_from_host(destination + at, window.data(), n, stream);
+    };
     for_each_block(plan.total_bytes, options.chunk_bytes,
                    [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
                      workers.for_each_slice(first, last, copy_slice);
+                     plan.for_each_streamed(first, last, copy_streamed);
                      if (last < plan.total_bytes) progress.report(last);
                    });
     space.synchronize(stream);

@@ -72,6 +72,10 @@ void staged_upload(Transport& transport, std::byte* destination, const UploadPla
               std::memset(staging + (at - first), 0, n);
           });
         });
+        // Streamed parts (inflated members) go straight into the staging buffer, in order.
+        plan.for_each_streamed(first, last,
+                               [&](std::size_t at, const StreamedBytes& read, std::size_t from,
+                                   std::size_t n) { read(from, n, staging + (at - first)); });
         transport.transfer(slot, destination + first, last - first);
       });
 }

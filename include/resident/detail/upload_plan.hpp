@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "resident/dataset_options.hpp"
@@ -16,11 +17,32 @@
 
 namespace resident::detail {
 
+/// @brief Bytes of a field that can only be produced in order (a deflated archive member):
+/// `read(first, bytes, into)` writes the source's bytes `[first, first + bytes)` to `into`. An
+/// upload calls it from one thread, in the order of the allocation, straight into its staging
+/// memory.
+using StreamedBytes = std::function<void(std::size_t first, std::size_t bytes, std::byte* into)>;
+
+/// Where one field's bytes come from: host memory, or a streamed source.
+struct FieldSource {
+  const void* memory = nullptr;             ///< Host memory, read only during the upload.
+  const StreamedBytes* streamed = nullptr;  ///< Else this, which outlives the upload.
+};
+
+/// The fields of a dataset to upload: their shapes and where their bytes come from.
+template <std::size_t Fields>
+struct FieldSources {
+  std::array<Shape, Fields> shapes;
+  std::array<FieldSource, Fields> sources;
+};
+
 /// One source buffer and where its bytes go in the allocation.
 struct UploadPiece {
-  std::size_t offset = 0;             ///< First byte in the allocation.
-  std::size_t bytes = 0;              ///< Bytes of the source.
-  const std::byte* source = nullptr;  ///< Host memory, read only during the upload.
+  std::size_t offset = 0;                   ///< First byte in the allocation.
+  std::size_t bytes = 0;                    ///< Bytes of the source.
+  const std::byte* source = nullptr;        ///< Host memory, read only during the upload.
+  const StreamedBytes* streamed = nullptr;  ///< Else a streamed source (`source` is null)...
+  std::size_t streamed_first = 0;           ///< ...read from this byte of it.
 };
 
 /// @brief What an upload copies: the allocation's byte range `[0, total_bytes)`, made of the
@@ -30,9 +52,9 @@ struct UploadPlan {
   std::vector<UploadPiece> pieces;  ///< Sorted by offset, non-overlapping.
   std::size_t total_bytes = 0;
 
-  /// @brief Calls `write(offset, source, bytes)` for every part of `[first, last)`, in order;
-  /// `source` is null for gap bytes, which are to be zeroed (a gap is shorter than
-  /// `field_alignment`).
+  /// @brief Calls `write(offset, source, bytes)` for every part of `[first, last)` that is host
+  /// memory or a gap, in order; `source` is null for gap bytes, which are to be zeroed (a gap is
+  /// shorter than `field_alignment`). Streamed parts are left out: see `for_each_streamed`.
   template <class Write>
   void for_each_part(std::size_t first, std::size_t last, Write&& write) const {
     std::size_t at = first;
@@ -45,11 +67,30 @@ struct UploadPlan {
         at = piece.offset;
       }
       const std::size_t end = std::min(last, piece_end);
-      write(at, piece.source + (at - piece.offset), end - at);
+      if (piece.streamed == nullptr) write(at, piece.source + (at - piece.offset), end - at);
       at = end;
       if (at == last) return;
     }
     if (at < last) write(at, nullptr, last - at);
+  }
+
+  /// @brief Calls `read(offset, streamed, first, bytes)` for every streamed part of
+  /// `[first, last)`, in order: the part's `bytes` bytes are bytes `[first, first + bytes)` of
+  /// `streamed`.
+  template <class Read>
+  void for_each_streamed(std::size_t first, std::size_t last, Read&& read) const {
+    for (const UploadPiece& piece : pieces) {
+      const std::size_t from = std::max(first, piece.offset);
+      const std::size_t to = std::min(last, piece.offset + piece.bytes);
+      if (piece.streamed != nullptr && from < to)
+        read(from, *piece.streamed, piece.streamed_first + (from - piece.offset), to - from);
+    }
+  }
+
+  /// @brief Whether any part is streamed (then the upload needs staging memory for it).
+  [[nodiscard]] bool has_streamed() const noexcept {
+    return std::any_of(pieces.begin(), pieces.end(),
+                       [](const UploadPiece& piece) { return piece.streamed != nullptr; });
   }
 };
 
@@ -59,7 +100,7 @@ struct UploadPlan {
 /// caller's first rows for a rank that owns none.
 template <std::size_t Fields>
 UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
-                            const std::array<const void*, Fields>& sources) {
+                            const std::array<FieldSource, Fields>& sources) {
   const ShardGeometry& geometry = layout.geometry;
   const std::size_t cycle_rows =
       geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
@@ -67,14 +108,22 @@ UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
   upload_plan.total_bytes = layout.total_bytes;
   for (std::size_t field = 0; field < Fields; ++field) {
     const std::size_t row_bytes = layout.row_bytes[field];
-    const auto* source = static_cast<const std::byte*>(sources[field]) +
-                         (geometry.pad_from_source_start ? 0 : geometry.source_first * row_bytes);
+    const std::size_t first =
+        geometry.pad_from_source_start ? 0 : geometry.source_first * row_bytes;
+    const FieldSource& source = sources[field];
+    const auto add = [&](std::size_t at, std::size_t bytes) {
+      if (source.streamed != nullptr)
+        upload_plan.pieces.push_back({at, bytes, nullptr, source.streamed, first});
+      else
+        upload_plan.pieces.push_back(
+            {at, bytes, static_cast<const std::byte*>(source.memory) + first});
+    };
     std::size_t at = layout.offsets[field];
-    upload_plan.pieces.push_back({at, geometry.order_rows * row_bytes, source});
+    add(at, geometry.order_rows * row_bytes);
     at += geometry.order_rows * row_bytes;
     for (std::size_t left = geometry.stored_rows - geometry.order_rows; left > 0;) {
       const std::size_t rows = std::min(left, cycle_rows);
-      upload_plan.pieces.push_back({at, rows * row_bytes, source});
+      add(at, rows * row_bytes);
       at += rows * row_bytes;
       left -= rows;
     }
