@@ -139,6 +139,58 @@ BENCHMARK(BM_HostStreamFileVsRead)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+/// What a reader computes on a batch: `passes` sums over its bytes (memory-bound work, as a
+/// data-parallel step's first layer is on a small CPU).
+std::uint64_t compute_on(const BatchView<const std::uint8_t>& rows, int passes) {
+  std::uint64_t sum = 0;
+  for (int pass = 0; pass < passes; ++pass)
+    sum +=
+        std::accumulate(rows.data(), rows.data() + rows.size(), static_cast<std::uint64_t>(pass));
+  return sum;
+}
+
+/// A reader that computes on every batch, streamed from memory with the reader copying while
+/// it waits (`reader_copies:1`) or not, against the same compute over a preloaded copy of the
+/// data in the same iteration (`ratio_to_preloaded` = preloaded epoch time / streamed: 1 when
+/// the copies hide entirely behind the compute, and what the copies cost the reader's core
+/// otherwise). 256 MiB through half that budget; `passes` sets how long the compute is.
+void BM_HostStreamComputingReader(benchmark::State& state) {
+  const std::size_t rows = (std::size_t{256} << 20) / row_bytes;
+  const std::size_t bytes = rows * row_bytes;
+  const int passes = static_cast<int>(state.range(1));
+  std::vector<std::uint8_t> source(bytes);
+  std::iota(source.begin(), source.end(), std::uint8_t{0});
+  const HostTensor<const std::uint8_t> tensor(source.data(), {rows, row_bytes});
+  StreamingDataset<HostSpace, std::uint8_t> streamed(
+      HostSpace::with_budget(bytes / 2), host_stream_options(state.range(0) != 0), tensor);
+  DeviceDataset<HostSpace, std::uint8_t> preloaded(HostSpace{}, stream_options(1), tensor);
+  const auto epoch_of = [passes](auto& ds) {
+    std::uint64_t sum = 0;
+    for (auto [batch] : ds.epoch({})) sum += compute_on(batch, passes);
+    return sum;
+  };
+  benchmark::DoNotOptimize(epoch_of(streamed));  // warms the ring
+  double streamed_total = 0, preloaded_total = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    benchmark::DoNotOptimize(epoch_of(streamed));
+    const double seconds = seconds_since(start);
+    streamed_total += seconds;
+    start = Clock::now();
+    benchmark::DoNotOptimize(epoch_of(preloaded));
+    preloaded_total += seconds_since(start);
+    state.SetIterationTime(seconds);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes * state.iterations()));
+  state.counters["preloaded_ms"] = preloaded_total / static_cast<double>(state.iterations()) * 1e3;
+  state.counters["ratio_to_preloaded"] = preloaded_total / streamed_total;
+}
+BENCHMARK(BM_HostStreamComputingReader)
+    ->ArgsProduct({{0, 1}, {1, 4}})
+    ->ArgNames({"reader_copies", "passes"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 #if RESIDENT_HAS_CUDA
 bool skip_without_device(benchmark::State& state) {
   if (CudaSpace::device_count() != 0) return false;

@@ -40,8 +40,9 @@ inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexc
 /// Gathered batches (all fields together) at least this large are split across threads. A
 /// batch is gathered again every step, so the team lives for the whole epoch and its start-up
 /// is paid once; what each batch pays is the hand-off, a few microseconds (`CopyWorkers`).
-/// Measured with bench_epoch on 2 cores: a CIFAR batch of 256 rows (0.8 MB) gathers 1.6 to 1.9
-/// times faster on two threads; 64 rows (0.2 MB) still gain.
+/// Measured with bench_epoch on 2 cores against the same build kept on one thread: CIFAR
+/// batches of 256 rows (0.8 MB) gather 1.8 to 2.1 times faster on two threads, of 64 rows
+/// (0.2 MB) 1.6 to 1.9 times; the threshold sits below the smallest batch measured.
 inline constexpr std::size_t parallel_gather_threshold = std::size_t{128} << 10;
 
 /// @brief Threads an epoch gathering batches of `batch_bytes` uses: the hardware threads, at
