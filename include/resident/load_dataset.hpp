@@ -218,7 +218,7 @@ class MemberUpload {
     const std::size_t bytes = header.data_bytes();
     if (header.native_c_order() && member.compressed) {
       inflater_ =
-          std::make_shared<MemberInflater>(archive.impl_file(), archive.impl_entry(member.key));
+          std::make_shared<MemberInflater>(archive.impl_file(), archive.impl_entry(member.name));
       read_ = [inflater = inflater_, header,
                fail = npz::detail::MemberFail{archive.path(), member.name, member.offset, true}](
                   std::size_t first, std::size_t count, std::byte* into) {
@@ -230,7 +230,7 @@ class MemberUpload {
       return;
     }
     if (header.native_c_order() && bytes != 0) {
-      if (archive.options().verify_stored_crc) archive.verify_crc(member.key);
+      if (archive.options().verify_stored_crc) archive.verify_crc(member.name);
       MappedRange mapping =
           MappedRange::of(*archive.impl_file(), member.offset + header.data_offset, bytes);
       if (mapping.owner) {
@@ -244,7 +244,7 @@ class MemberUpload {
         return;
       }
     }
-    array_ = archive.load(member.key);
+    array_ = archive.load(member.name);
     source_.memory = array_.data();
   }
   MemberUpload(const MemberUpload&) = delete;
@@ -348,7 +348,7 @@ StreamingDataset<Space, Ts...> load_streaming_dataset(
                             "inflating from its start each time; save the archive with "
                             "numpy.savez (stored members stream), or preload it with load_dataset");
     detail::refuse_unless_streamable(archive.path(), member.offset, member.header, context);
-    if (archive.options().verify_stored_crc) archive.verify_crc(member.key);
+    if (archive.options().verify_stored_crc) archive.verify_crc(member.name);
     headers[field] = member.header;
     files[field] = archive.impl_file();
     offsets[field] = member.offset;

@@ -152,15 +152,18 @@ class Archive {
                            "keep an archive unchanged while it is read");
   }
 
-  /// @brief The archive, as passed to the constructor.
-  [[nodiscard]] const std::string& path() const noexcept { return file_->path(); }
+  /// @brief The archive, as passed to the constructor (empty once moved from).
+  [[nodiscard]] const std::string& path() const noexcept {
+    static const std::string none;
+    return file_ ? file_->path() : none;
+  }
   /// @brief The options it was opened with.
   [[nodiscard]] const ArchiveOptions& options() const noexcept { return options_; }
   /// @brief Every member, in the order of the central directory.
   [[nodiscard]] const std::vector<Member>& members() const noexcept { return members_; }
 
-  /// @brief Whether the archive has a member of key `key` (or of name `key`, ".npy" included,
-  /// as NumPy's `NpzFile` accepts both).
+  /// @brief Whether the archive has a member of name `key` (".npy" included) or of key `key`;
+  /// as in NumPy's `NpzFile`, a member's exact name wins over another member's key.
   [[nodiscard]] bool contains(std::string_view key) const noexcept { return find(key) != npos; }
 
   /// @brief The member of key (or name) `key`.
@@ -178,6 +181,7 @@ class Archive {
     const std::size_t at = index(key);
     const Member& found = members_[at];
     const resident::detail::ZipEntry& entry = entries_[at];
+    check_unchanged_before(found);
     if (!found.compressed) {
       if (options_.verify_stored_crc) verify_crc(key);
       return npy::detail::ArrayFactory::load(file_, found.header, found.offset,
@@ -201,6 +205,7 @@ class Archive {
   void verify_crc(std::string_view key) const {
     const std::size_t at = index(key);
     const Member& found = members_[at];
+    check_unchanged_before(found);
     if (found.compressed) {
       resident::detail::MemberInflater(file_, entries_[at]).finish();
       return;
@@ -237,19 +242,34 @@ class Archive {
     throw FormatError(path(), offset, reason);
   }
 
+  // A member's exact name first, then its key, as NumPy looks them up: with members "x.npy"
+  // and "x.npy.npy", "x.npy" is the first one.
   [[nodiscard]] std::size_t find(std::string_view key) const noexcept {
     for (std::size_t at = 0; at < members_.size(); ++at)
-      if (members_[at].key == key || members_[at].name == key) return at;
+      if (members_[at].name == key) return at;
+    for (std::size_t at = 0; at < members_.size(); ++at)
+      if (members_[at].key == key) return at;
     return npos;
   }
 
   [[nodiscard]] std::size_t index(std::string_view key) const {
+    if (!file_)
+      throw Error("resident: npz::Archive asked for member '" + std::string(key) +
+                  "' after it was moved from; use the archive it was moved to, or open the "
+                  "file again");
     const std::size_t at = find(key);
     if (at != npos) return at;
     std::string keys;
     for (const Member& listed : members_) keys += (keys.empty() ? "" : ", ") + listed.key;
     throw InvalidArgument("resident: " + path() + " has no member '" + std::string(key) +
                           "'; its keys are: " + (keys.empty() ? "(none)" : keys));
+  }
+
+  // Before a member's data is read: a changed archive is refused naming the member, instead of
+  // failing later as a short read of unknown cause.
+  void check_unchanged_before(const Member& found) const {
+    file_->check_unchanged("before member '" + found.name + "' was read",
+                           "keep an archive unchanged while its members are read");
   }
 
   [[nodiscard]] detail::MemberFail stored_fail(const std::string& name, std::size_t offset) const {
