@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -15,6 +14,7 @@
 #include "resident/epoch.hpp"
 #include "resident/resident.hpp"
 #include "support/epoch_checks.hpp"
+#include "support/float_bits.hpp"
 #include "support/labelled_rows.hpp"
 #include "support/spaces.hpp"
 
@@ -264,7 +264,8 @@ TEST(HostGather, EveryFieldMatchesAPlainGatherAtEveryTeamSizeAndLayout) {
           ASSERT_EQ(gathered[r], labels[row]) << r;
           for (std::size_t e = 0; e < pixels; ++e) {
             const float expected = normalize(images[row * pixels + e], e);
-            ASSERT_EQ(std::memcmp(&converted[r * pixels + e], &expected, sizeof(float)), 0)
+            ASSERT_EQ(resident::testing::float_bits(converted[r * pixels + e]),
+                      resident::testing::float_bits(expected))
                 << "row " << r << " element " << e << ", " << threads << " threads, batch " << batch
                 << ", " << normalize.channels() << " channels";
           }
