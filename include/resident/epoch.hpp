@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -380,15 +381,15 @@ class Epoch {
 
   // The copy team of this epoch's host gathers, made at the first: sized by the bytes of the
   // largest batch, all fields together.
-  template <std::size_t... Field>
-  [[nodiscard]] std::size_t largest_batch_bytes(std::index_sequence<Field...>) const noexcept {
-    return dataset_->impl_core().geometry().largest_batch_rows() *
-           ((row_elements<Field>() * sizeof(stored_t<Field>)) + ...);
-  }
   detail::CopyWorkers& host_workers() {
-    if (!workers_)
-      workers_ = std::make_unique<detail::CopyWorkers>(
-          detail::gather_thread_count(largest_batch_bytes(std::make_index_sequence<fields>{})));
+    if (!workers_) {
+      const auto& core = dataset_->impl_core();
+      const auto& row_bytes = core.layout().row_bytes;
+      const std::size_t batch_bytes =
+          core.geometry().largest_batch_rows() *
+          std::accumulate(row_bytes.begin(), row_bytes.end(), std::size_t{0});
+      workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
+    }
     return *workers_;
   }
 

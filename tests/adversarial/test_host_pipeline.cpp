@@ -895,17 +895,7 @@ TEST(ReaderPieces, JumpsAndRestartsWhilePiecesAreInFlightServeTheRightBatch) {
   for (int round = 0; round < 4; ++round)
     for (const std::size_t k : order) {
       ASSERT_LT(k, expected.size());
-      const auto batch = ds.batch(k);
-      std::string bytes;
-      std::apply(
-          [&](const auto&... view) {
-            ((bytes.append(reinterpret_cast<const char*>(view.data()), view.bytes()),
-              bytes.append(std::to_string(view.rows()) + "/" + std::to_string(view.valid_rows()) +
-                           ";")),
-             ...);
-          },
-          batch);
-      ASSERT_EQ(bytes, expected[k]) << "batch " << k;
+      ASSERT_EQ(plain_bytes_of(ds.batch(k)), expected[k]) << "batch " << k;
     }
   for (std::uint64_t e = 0; e < 6; ++e) {
     auto epoch = ds.epoch({1, e, Shuffle::batches});

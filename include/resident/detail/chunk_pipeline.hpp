@@ -8,7 +8,8 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <type_traits>
+
+#include "resident/detail/function_ref.hpp"
 
 namespace resident::detail {
 
@@ -25,14 +26,8 @@ class SharedPieces {
   /// rethrows the first exception a piece threw (after the other pieces ended).
   template <class Piece>
   void run(std::size_t count, Piece&& piece) {
-    using Function = std::remove_reference_t<Piece>;
     std::unique_lock<std::mutex> lock(mutex_);
-    job_ = Job{count,
-               0,
-               0,
-               const_cast<void*>(static_cast<const void*>(&piece)),  // NOLINT
-               [](void* erased, std::size_t index) { (*static_cast<Function*>(erased))(index); },
-               nullptr};
+    job_ = Job{count, 0, 0, FunctionRef<void(std::size_t)>(piece), nullptr};
     if (shared_) changed_.notify_all();
     while (job_.next < job_.count) run_one(lock);
     changed_.wait(lock, [&] { return job_.done == job_.count; });
@@ -50,12 +45,11 @@ class SharedPieces {
   /// Under the pipeline's mutex (held by `lock`): runs the next piece without it.
   void run_one(std::unique_lock<std::mutex>& lock) noexcept {
     const std::size_t index = job_.next++;
-    const auto call = job_.call;
-    void* function = job_.function;
+    const FunctionRef<void(std::size_t)> piece = job_.piece;
     lock.unlock();
     std::exception_ptr error;
     try {
-      call(function, index);
+      piece(index);
     } catch (...) {
       error = std::current_exception();
     }
@@ -69,8 +63,7 @@ class SharedPieces {
     std::size_t count = 0;
     std::size_t next = 0;  // first piece not taken
     std::size_t done = 0;
-    void* function = nullptr;
-    void (*call)(void*, std::size_t) = nullptr;
+    FunctionRef<void(std::size_t)> piece;  // the producer's, alive until every piece is done
     std::exception_ptr error;
   };
 

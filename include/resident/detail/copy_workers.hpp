@@ -12,9 +12,10 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
-#include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "resident/detail/function_ref.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -111,19 +112,13 @@ class CopyWorkers {
   /// line); the last part runs to `end`.
   template <class Slice>
   void for_each_slice(std::size_t begin, std::size_t end, Slice&& slice, std::size_t granule = 64) {
-    using Function = std::remove_reference_t<Slice>;
     const std::size_t parts = size();
     const std::size_t step = ((end - begin) / parts + granule - 1) / granule * granule;
     if (parts == 1 || end - begin <= granule) {  // nothing to share: no hand-off at all
       if (begin < end) slice(begin, end);
       return;
     }
-    // The caller's function, by address: it outlives the call, and no std::function is made.
-    void* function = const_cast<void*>(static_cast<const void*>(&slice));  // NOLINT: restored
-    job_ = Job{
-        begin, end, step, parts, function, [](void* erased, std::size_t first, std::size_t last) {
-          (*static_cast<Function*>(erased))(first, last);
-        }};
+    job_ = Job{begin, end, step, parts, FunctionRef<void(std::size_t, std::size_t)>(slice)};
     error_ = nullptr;
     pending_.store(workers_.size(), std::memory_order_relaxed);
     // Sequentially consistent with the workers' `sleepers_` increment: either this call sees a
@@ -147,14 +142,13 @@ class CopyWorkers {
 
  private:
   // The slicing of one for_each_slice call: part `index` is [begin + step * index, + step),
-  // the last part running to `end`; `call(function, first, last)` runs the caller's slice.
+  // the last part running to `end`.
   struct Job {
     std::size_t begin = 0;
     std::size_t end = 0;
     std::size_t step = 0;
     std::size_t parts = 0;
-    void* function = nullptr;
-    void (*call)(void*, std::size_t, std::size_t) = nullptr;
+    FunctionRef<void(std::size_t, std::size_t)> slice;  // the caller's, alive for the call
   };
 
   void run_part(unsigned index) noexcept {
@@ -162,7 +156,7 @@ class CopyWorkers {
       const std::size_t first = std::min(job_.end, job_.begin + job_.step * index);
       const std::size_t last =
           index + 1 == job_.parts ? job_.end : std::min(job_.end, first + job_.step);
-      if (first < last) job_.call(job_.function, first, last);
+      if (first < last) job_.slice(first, last);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
