@@ -14,6 +14,7 @@
 
 #include "resident/config.hpp"
 #include "resident/detail/expects.hpp"
+#include "resident/image_layout.hpp"
 
 #if RESIDENT_HAS_CUDA
 #include <cuda_bf16.h>
@@ -89,6 +90,19 @@ class Normalize {
       normalize.offset_[c] = -mean.begin()[c] / deviation;
     }
     return normalize;
+  }
+
+  /// @brief Per-channel `(in * input_scale - mean[c]) / std[c]` on images of layout `image`
+  /// (the channel stride and the count of channels from the layout).
+  /// @throws InvalidArgument as the other `mean_std`, and when `image` has another count of
+  /// channels than `mean`.
+  static Normalize mean_std(std::initializer_list<float> mean, std::initializer_list<float> std,
+                            const ImageLayout& image, float input_scale = 1.0f) {
+    RESIDENT_EXPECTS(image.channels == mean.size(),
+                     "Normalize::mean_std got " + std::to_string(mean.size()) +
+                         " means for images of " + std::to_string(image.channels) + " channels (" +
+                         image.describe() + "); give one mean and std per channel");
+    return mean_std(mean, std, image.channel_stride(), input_scale);
   }
 
   /// @brief Checks that the channel layout fits rows of `row_elements` elements: `channels`

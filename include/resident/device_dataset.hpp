@@ -139,6 +139,31 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     return Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels>(*this, options, conversion);
   }
 
+  /// @brief One epoch whose batches hold field `Field`'s images augmented by `augmentation`
+  /// (e.g. `augment<0>(ImageLayout::chw(3, 32, 32), RandomCrop{4}, RandomFlip{})`), gathered
+  /// into the ring under every `Shuffle`.
+  /// @throws InvalidArgument when the image layout or an op does not fit the field's rows;
+  /// CapacityError when the ring does not fit.
+  template <std::size_t Field, bool Kernels = detail::kernels_available>
+  [[nodiscard]] Epoch<DeviceDataset, NoConversion, Kernels, FieldAugmentation<Field>> epoch(
+      EpochOptions options, FieldAugmentation<Field> augmentation) {
+    static_assert(Field < num_fields, "the augmented field is past the dataset's fields");
+    return {*this, options, NoConversion{}, augmentation};
+  }
+
+  /// @brief One epoch whose batches are augmented (crop and flip), converted, then cut out, in
+  /// one pass per field: `ds.epoch(options, convert<0>(normalize), augment<0>(image, ops...))`.
+  template <std::size_t Field, class Op, std::size_t Augmented,
+            bool Kernels = detail::kernels_available>
+  [[nodiscard]] Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels,
+                      FieldAugmentation<Augmented>>
+  epoch(EpochOptions options, FieldConversion<Field, Op> conversion,
+        FieldAugmentation<Augmented> augmentation) {
+    static_assert(Field < num_fields, "the converted field is past the dataset's fields");
+    static_assert(Augmented < num_fields, "the augmented field is past the dataset's fields");
+    return {*this, options, conversion, augmentation};
+  }
+
   /// @brief The whole of field `Field`: every stored row (this rank's part when partitioned),
   /// including any dropped remainder, without the padding rows.
   template <std::size_t Field>

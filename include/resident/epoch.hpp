@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/augment.hpp"
 #include "resident/batch_view.hpp"
 #include "resident/convert.hpp"
 #include "resident/cuda_space.hpp"
@@ -65,6 +66,11 @@ struct checks_row_layout<
     Op, std::void_t<decltype(std::declval<const Op&>().check_row_layout(std::size_t{}))>>
     : std::true_type {};
 
+template <class Augment, std::size_t Field>
+struct augments : std::false_type {};
+template <std::size_t Field>
+struct augments<FieldAugmentation<Field>, Field> : std::true_type {};
+
 template <class Conversion>
 struct conversion_op {
   using type = NoConversion;
@@ -90,10 +96,11 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
 /// `DeviceDataset::batch(i)` (with the converted field's element type where a conversion is
 /// given). Made by `DeviceDataset::epoch`.
 ///
-/// Cost: `Shuffle::none` and `Shuffle::batches` without a conversion are zero-copy (batch `k`
-/// is `ds.batch(order(k))`). `Shuffle::samples`, and any epoch with a conversion, gather each
-/// batch into the dataset's ring of `ring_depth` slots: on `CudaSpace` one kernel per field
-/// on `ds.stream()`, no host synchronisation; on `HostSpace` the host's copy threads.
+/// Cost: `Shuffle::none` and `Shuffle::batches` without a conversion or an augmentation are
+/// zero-copy (batch `k` is `ds.batch(order(k))`). `Shuffle::samples`, and any epoch with a
+/// conversion or an augmentation, gather each batch into the dataset's ring of `ring_depth`
+/// slots: on `CudaSpace` one kernel per field on `ds.stream()` (gathering, augmenting and
+/// converting in one pass), no host synchronisation; on `HostSpace` the host's copy threads.
 /// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
 /// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
 /// `j % ring_depth == k % ring_depth`). On `CudaSpace` the gather is ordered on `ds.stream()`:
@@ -106,13 +113,16 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
 /// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
 /// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
 /// one thread at a time.
-template <class Owner, class Conversion, bool Kernels>
+template <class Owner, class Conversion, bool Kernels, class Augment = NoAugmentation>
 class Epoch {
   using Space = typename Owner::space_type;
   using Stored = typename Owner::batch_type;
   static constexpr std::size_t fields = Owner::num_fields;
   using Op = typename detail::conversion_op<Conversion>::type;
   static constexpr bool has_conversion = !std::is_same_v<Conversion, NoConversion>;
+  static constexpr bool has_augmentation = !std::is_same_v<Augment, NoAugmentation>;
+  // Whether every batch is gathered, whatever the shuffle.
+  static constexpr bool always_gathers = has_conversion || has_augmentation;
 
   template <std::size_t Field>
   using stored_t = typename std::tuple_element_t<Field, Stored>::value_type;
@@ -133,16 +143,24 @@ class Epoch {
   using stream_type = typename Space::stream_type;   ///< The streams `wait`/`release` order.
 
   /// @brief Use `DeviceDataset::epoch`.
-  Epoch(Owner& dataset, EpochOptions options, Conversion conversion)
+  Epoch(Owner& dataset, EpochOptions options, Conversion conversion, Augment augment = {})
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
         options_(options),
         conversion_(conversion),
+        augment_(augment),
         lane_(dataset.impl_core().geometry().lane) {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     if constexpr (detail::checks_row_layout<Op>::value)
       conversion_.op.check_row_layout(dataset.template field<Conversion::field>().row_elements());
     const detail::ShardGeometry& geometry = dataset.impl_core().geometry();
+    if constexpr (has_augmentation) {
+      augment_.augmentation.check(dataset.template field<Augment::field>().row_elements());
+      // Draws are keyed by the row of the caller's whole data, so that every rank of a sharded
+      // job augments a row as one unsharded dataset would.
+      augment_key_ = {options.seed, options.epoch,
+                      geometry.pad_from_source_start ? 0 : geometry.source_first};
+    }
     if (options.shuffle == Shuffle::batches) {
       // A short last batch stays last (see ShardGeometry::short_last).
       batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
@@ -166,7 +184,7 @@ class Epoch {
   [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
   /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
   [[nodiscard]] bool gathers() const noexcept {
-    return has_conversion || options_.shuffle == Shuffle::samples;
+    return always_gathers || options_.shuffle == Shuffle::samples;
   }
 
   /// @brief Batch `k` of the epoch (`k < size()`).
@@ -175,7 +193,7 @@ class Epoch {
   /// compiled by nvcc; Error once the dataset was moved from, assigned, swapped or destroyed.
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
-    if constexpr (!has_conversion) {
+    if constexpr (!always_gathers) {
       if (!gathers()) return dataset_->impl_batch(slice_of(k));
     }
     return views(materialize(k, true), k, std::make_index_sequence<fields>{});
@@ -339,7 +357,8 @@ class Epoch {
         detail::host_gather(
             order, rows, indices, host_workers(),
             detail::GatherField{dataset_->template field<Field>().data(), ring_field<Field>(base),
-                                row_elements<Field>(), field_op<Field>()}...);
+                                row_elements<Field>(), field_op<Field>(),
+                                field_augmentation<Field>(), augment_key_}...);
       } else {
         for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
       }
@@ -368,7 +387,7 @@ class Epoch {
 #if defined(__CUDACC__)
     const auto source = dataset_->template field<Field>();
     detail::device_gather(source.data(), to, source.row_elements(), order, rows, field_op<Field>(),
-                          indices, dataset_->stream());
+                          field_augmentation<Field>(), augment_key_, indices, dataset_->stream());
 #else
     (void)to, (void)order, (void)rows, (void)indices;
 #endif
@@ -401,11 +420,21 @@ class Epoch {
       return no_conversion_;
   }
 
+  // Field `Field`'s augmentation, or null.
+  template <std::size_t Field>
+  [[nodiscard]] const Augmentation* field_augmentation() const noexcept {
+    if constexpr (detail::augments<Augment, Field>::value)
+      return &augment_.augmentation;
+    else
+      return nullptr;
+  }
+
   static void require_kernels() {
     if constexpr (!Kernels)
       throw InvalidArgument(
-          "resident: this epoch gathers on the device (Shuffle::samples, a conversion or "
-          "batch_indices()), which launches kernels, but this translation unit was not "
+          "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
+          "augmentation or batch_indices()), which launches kernels, but this translation unit was "
+          "not "
           "compiled by nvcc; compile it as CUDA, or use Shuffle::none/batches");
   }
 
@@ -425,6 +454,8 @@ class Epoch {
   EpochOptions options_;
   Conversion conversion_;
   NoConversion no_conversion_{};
+  Augment augment_;
+  detail::AugmentKey augment_key_{};
   std::size_t lane_;  // this epoch's share of each round of the order (replicated)
   Permutation batch_order_;
   Permutation sample_order_;

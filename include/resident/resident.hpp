@@ -5,6 +5,7 @@
 /// @file
 /// @brief Umbrella header: the whole public API of resident.
 
+#include "resident/augment.hpp"
 #include "resident/batch_view.hpp"
 #include "resident/config.hpp"
 #include "resident/convert.hpp"
@@ -16,6 +17,7 @@
 #include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
+#include "resident/image_layout.hpp"
 #include "resident/load_dataset.hpp"
 #include "resident/memory_space.hpp"
 #include "resident/npy.hpp"

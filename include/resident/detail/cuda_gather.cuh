@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "resident/augment.hpp"
 #include "resident/convert.hpp"
+#include "resident/detail/augment_row.hpp"
 #include "resident/detail/cuda_try.hpp"
 #include "resident/detail/row_order.hpp"
 
@@ -47,6 +49,34 @@ __global__ void convert_rows_kernel(const In* source, Out* destination, std::siz
   for (std::size_t e = threadIdx.x; e < row_elements; e += blockDim.x) to[e] = op(from[e], e);
 }
 
+/// One block per row: the block's first thread draws the sample's augmentation (shared), then
+/// each element is read from where the crop and flip move it, converted, and cut out.
+template <class In, class Out, class Op>
+__global__ void augment_rows_kernel(const In* source, Out* destination, std::size_t row_elements,
+                                    RowOrder order, Op op, Augmentation augmentation,
+                                    AugmentKey key, std::int64_t* indices) {
+  __shared__ SampleDraws draws;
+  const std::size_t r = blockIdx.x;
+  const std::uint64_t row = order.row(r);
+  if (threadIdx.x == 0) {
+    if (indices != nullptr) indices[r] = static_cast<std::int64_t>(row);
+    draws = draw_sample(augmentation, key, row);
+  }
+  __syncthreads();
+  const In* from = source + row * row_elements;
+  Out* to = destination + r * row_elements;
+  for (std::size_t e = threadIdx.x; e < row_elements; e += blockDim.x) {
+    const std::int64_t at = source_element(augmentation, draws, e);
+    const In value = at < 0 ? In{} : from[at];
+    Out converted{};
+    if constexpr (std::is_same_v<Op, NoConversion>)
+      converted = value;
+    else
+      converted = op(value, e);
+    to[e] = cut_out(augmentation.image, draws, e) ? Out{} : converted;
+  }
+}
+
 // A template so that the header can be included by many translation units.
 template <class Index>
 __global__ void fill_indices_kernel(RowOrder order, std::size_t rows, Index* indices) {
@@ -66,12 +96,17 @@ void launch_copy_rows(const void* source, void* destination, std::size_t row_byt
 /// @brief The device counterpart of `host_gather`, launched on `stream` (no synchronisation).
 /// Rows are copied in the widest word their size allows: field bases and ring slots are
 /// 256-byte aligned, so every row of a size divisible by the word is aligned to it.
+/// With an `augmentation`, one kernel gathers, augments (keyed by `key`) and converts.
 template <class In, class Out, class Op>
 void device_gather(const In* source, Out* destination, std::size_t row_elements,
-                   const RowOrder& order, std::size_t rows, const Op& op, std::int64_t* indices,
+                   const RowOrder& order, std::size_t rows, const Op& op,
+                   const Augmentation* augmentation, const AugmentKey& key, std::int64_t* indices,
                    cudaStream_t stream) {
   if (rows == 0) return;
-  if constexpr (std::is_same_v<Op, NoConversion>) {
+  if (augmentation != nullptr) {
+    augment_rows_kernel<In, Out, Op><<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
+        source, destination, row_elements, order, op, *augmentation, key, indices);
+  } else if constexpr (std::is_same_v<Op, NoConversion>) {
     static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
     const std::size_t row_bytes = row_elements * sizeof(In);
     if (row_bytes % 16 == 0)

@@ -8,8 +8,11 @@
 #include <cstring>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
+#include "resident/augment.hpp"
 #include "resident/convert.hpp"
+#include "resident/detail/augment_row.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/row_order.hpp"
 
@@ -78,22 +81,46 @@ struct RowConverter<Normalize> {
 };
 
 /// @brief One field of a host gather: rows of `row_elements` elements of `source`, gathered
-/// into `destination` and converted by `op` (`NoConversion`: copied).
+/// into `destination`, augmented by `augmentation` (none when null, keyed by `key`) and
+/// converted by `op` (`NoConversion`: copied).
 template <class In, class Out, class Op>
 struct GatherField {
   const In* source;
   Out* destination;
   std::size_t row_elements;
   const Op& op;
+  const Augmentation* augmentation = nullptr;
+  AugmentKey key{};
 
-  void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert) const {
+  /// Bytes of scratch a row needs: an augmented row that is converted is augmented there first.
+  [[nodiscard]] std::size_t scratch_bytes() const noexcept {
+    return augmentation != nullptr && !std::is_same_v<Op, NoConversion> ? row_elements * sizeof(In)
+                                                                        : 0;
+  }
+
+  void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert,
+                std::byte* scratch) const {
     const In* from = source + row * row_elements;
     Out* to = destination + position * row_elements;
+    if (augmentation != nullptr) {
+      const SampleDraws draws = draw_sample(*augmentation, key, row);
+      if constexpr (std::is_same_v<Op, NoConversion>) {
+        (void)convert, (void)scratch;
+        augment_image(*augmentation, draws, from, to);
+      } else {
+        auto* augmented = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
+        augment_image(*augmentation, draws, from, augmented);
+        convert(augmented, to, row_elements);
+      }
+      cut_out_image(augmentation->image, draws, to);
+      return;
+    }
     if constexpr (std::is_same_v<Op, NoConversion>) {
       static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
-      (void)convert;
+      (void)convert, (void)scratch;
       std::memcpy(to, from, row_elements * sizeof(In));
     } else {
+      (void)scratch;
       convert(from, to, row_elements);
     }
   }
@@ -105,6 +132,9 @@ struct GatherField {
 
 template <class In, class Out, class Op>
 GatherField(const In*, Out*, std::size_t, const Op&) -> GatherField<In, Out, Op>;
+template <class In, class Out, class Op>
+GatherField(const In*, Out*, std::size_t, const Op&, const Augmentation*, AugmentKey)
+    -> GatherField<In, Out, Op>;
 
 /// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
 /// threads: each thread takes a slice of the batch's positions, computes their row ids once
@@ -120,14 +150,18 @@ void host_gather(const RowOrder& order, std::size_t rows, std::int64_t* indices,
         for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
           (fields.prefetch(static_cast<std::uint64_t>(indices[r])), ...);
         const auto converters = std::make_tuple(RowConverter(fields.op)...);
+        std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
         for (std::size_t r = first; r < last; ++r) {
           if (r + gather_prefetch_rows < last) {
             const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
             (fields.prefetch(ahead), ...);
           }
           const auto row = static_cast<std::uint64_t>(indices[r]);
-          std::apply([&](const auto&... convert) { (fields.copy_row(row, r, convert), ...); },
-                     converters);
+          std::apply(
+              [&](const auto&... convert) {
+                (fields.copy_row(row, r, convert, scratch.data()), ...);
+              },
+              converters);
         }
       },
       /*granule=*/1);
