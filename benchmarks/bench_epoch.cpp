@@ -9,6 +9,9 @@
 // The host's shuffled epochs are also measured against NumPy's fancy indexing on the same shapes
 // (`ratio_to_numpy`, from benchmarks/peers/numpy_epoch.py run as a subprocess before the epochs;
 // left out, with a message, where Python or NumPy is missing).
+// Augmented epochs (CIFAR rows as CHW 3x32x32: RandomCrop{4} and RandomFlip, then also Normalize
+// and Cutout{8}) alternate with plain `samples` epochs of the same dataset in every iteration
+// (`ratio_to_samples`: the plain epoch's mean time over the augmented one's).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -36,12 +39,27 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kBatch = 256;
 
-enum Mode : int { kNone, kBatches, kSamples, kSamplesNormalize };
+enum Mode : int {
+  kNone,
+  kBatches,
+  kSamples,
+  kSamplesNormalize,
+  kSamplesAugment,
+  kSamplesAugmentNormalize
+};
 
 const char* mode_name(int mode) {
-  constexpr const char* names[] = {"none", "batches", "samples", "samples+normalize"};
+  constexpr const char* names[] = {"none",
+                                   "batches",
+                                   "samples",
+                                   "samples+normalize",
+                                   "samples+crop+flip",
+                                   "samples+crop+flip+normalize+cutout"};
   return names[mode];
 }
+
+bool converts(int mode) { return mode == kSamplesNormalize || mode == kSamplesAugmentNormalize; }
+bool augments(int mode) { return mode >= kSamplesAugment; }
 
 struct Shape {
   std::size_t rows;
@@ -87,22 +105,24 @@ void epoch_iterations(benchmark::State& state, const Space& space, Shape shape, 
       space, epoch_options(), HostTensor<const Feature>(x.data(), {shape.rows, shape.row_elements}),
       HostTensor<const std::int32_t>(y.data(), {shape.rows}));
   const std::size_t delivered_row_bytes =
-      shape.row_elements * (mode == kSamplesNormalize ? sizeof(float) : sizeof(Feature)) +
+      shape.row_elements * (converts(mode) ? sizeof(float) : sizeof(Feature)) +
       sizeof(std::int32_t);
   const std::size_t epoch_bytes = ds.num_batches() * kBatch * delivered_row_bytes;
   // The mean of three copies, as the epochs report their mean.
   double copy_seconds = 0;
   for (int round = 0; round < 3; ++round) copy_seconds += time_copy(epoch_bytes) / 3;
   double epoch_seconds = 0;
+  double plain_seconds = 0;  // of the plain samples epochs beside augmented ones
   std::uint64_t epoch_number = 0;
   for (auto _ : state) {
     const EpochOptions options{7, epoch_number++,
                                mode == kNone      ? Shuffle::none
                                : mode == kBatches ? Shuffle::batches
                                                   : Shuffle::samples};
-    const double seconds = time_epoch(ds, options);
+    const double seconds = time_epoch(ds, options, mode);
     epoch_seconds += seconds;
     state.SetIterationTime(seconds);
+    if (augments(mode)) plain_seconds += time_epoch(ds, options, kSamples);
   }
   const double epochs = static_cast<double>(state.iterations());
   const double mean_epoch = epoch_seconds / epochs;
@@ -111,14 +131,28 @@ void epoch_iterations(benchmark::State& state, const Space& space, Shape shape, 
   state.counters["epochs_per_s"] = 1.0 / mean_epoch;
   state.counters["copy_GBps"] = static_cast<double>(epoch_bytes) / copy_seconds / 1e9;
   state.counters["ratio_to_copy"] = copy_seconds / mean_epoch;
+  if (augments(mode)) state.counters["ratio_to_samples"] = plain_seconds / epochs / mean_epoch;
   state.SetLabel(std::string(mode_name(mode)) + ", rows of " +
                  std::to_string(shape.row_elements * sizeof(Feature)) + " B");
 }
 
 template <class Ds>
 std::size_t any_epoch(Ds& ds, const EpochOptions& options, int mode) {
+  const auto normalize = resident::convert<0>(resident::Normalize{1.0f / 255, -0.5f});
+  const auto image = resident::ImageLayout::chw(3, 32, 32);
   if (mode == kSamplesNormalize) {
-    auto epoch = ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, -0.5f}));
+    auto epoch = ds.epoch(options, normalize);
+    return run_epoch(epoch);
+  }
+  if (mode == kSamplesAugment) {
+    auto epoch = ds.epoch(
+        options, resident::augment<0>(image, resident::RandomCrop{4}, resident::RandomFlip{}));
+    return run_epoch(epoch);
+  }
+  if (mode == kSamplesAugmentNormalize) {
+    auto epoch = ds.epoch(options, normalize,
+                          resident::augment<0>(image, resident::RandomCrop{4},
+                                               resident::RandomFlip{}, resident::Cutout{8}));
     return run_epoch(epoch);
   }
   auto epoch = ds.epoch(options);
@@ -157,7 +191,7 @@ template <class Feature>
 void BM_HostEpoch(benchmark::State& state, Shape shape) {
   const int mode = static_cast<int>(state.range(0));
   std::optional<double> numpy_seconds;
-  if (mode >= kSamples)
+  if (mode == kSamples || mode == kSamplesNormalize)
     numpy_seconds =
         numpy_epoch_seconds(shape, std::is_same_v<Feature, float> ? "float32" : "uint8", mode);
   std::vector<std::byte> copy_source, copy_target;
@@ -166,9 +200,9 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
   };
   epoch_iterations<HostSpace, Feature>(
       state, HostSpace{}, shape, mode,
-      [&](auto& ds, const EpochOptions& options) {
+      [&](auto& ds, const EpochOptions& options, int epoch_mode) {
         const auto start = Clock::now();
-        benchmark::DoNotOptimize(any_epoch(ds, options, mode));
+        benchmark::DoNotOptimize(any_epoch(ds, options, epoch_mode));
         return seconds_since(start);
       },
       [&](std::size_t bytes) {
@@ -199,9 +233,9 @@ void BM_CudaEpoch(benchmark::State& state, Shape shape) {
   resident::bench::CudaTimer timer;
   epoch_iterations<resident::CudaSpace, Feature>(
       state, resident::CudaSpace{0}, shape, mode,
-      [&](auto& ds, const EpochOptions& options) {
+      [&](auto& ds, const EpochOptions& options, int epoch_mode) {
         timer.start(ds.stream());
-        benchmark::DoNotOptimize(any_epoch(ds, options, mode));
+        benchmark::DoNotOptimize(any_epoch(ds, options, epoch_mode));
         return timer.stop(ds.stream());
       },
       [&](std::size_t bytes) {
@@ -225,10 +259,10 @@ void register_all() {
     for (int mode = kNone; mode <= last_mode; ++mode) bench->Arg(mode);
     bench->ArgName("mode")->UseManualTime()->Unit(benchmark::kMillisecond);
   };
-  add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesNormalize);
+  add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
 #if defined(__CUDACC__)
-  add("BM_CudaEpoch/cifar_u8", BM_CudaEpoch<std::uint8_t>, kCifar, kSamplesNormalize);
+  add("BM_CudaEpoch/cifar_u8", BM_CudaEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_CudaEpoch/wide_f32", BM_CudaEpoch<float>, kWide, kSamples);
 #endif
 }

@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "resident/augment.hpp"
 #include "resident/config.hpp"
 #include "resident/detail/philox.hpp"
@@ -146,8 +150,85 @@ RESIDENT_HOST_DEVICE constexpr bool cut_out(const ImageLayout& image, const Samp
   return y >= draws.top && y < draws.bottom && x >= draws.left && x < draws.right;
 }
 
-/// @brief One image's crop and flip on the host, a line segment at a time: `to` gets `from`
-/// shifted, mirrored and filled as `source_element` says, element for element.
+/// Copies a run of `bytes` (part of one line of an image: a few to hundreds of bytes) in
+/// fixed-size moves, the last one overlapping the one before: a call to memcpy costs more than
+/// the copy at these sizes, and its size dispatch would run on every line. (A plain byte loop
+/// would be turned back into that call.)
+inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) noexcept {
+  if (bytes >= 16) {
+    std::size_t at = 0;
+    for (; at + 16 <= bytes; at += 16) std::memcpy(to + at, from + at, 16);
+    if (at != bytes) std::memcpy(to + bytes - 16, from + bytes - 16, 16);
+  } else if (bytes >= 8) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + bytes - 8, from + bytes - 8, 8);
+  } else if (bytes >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + bytes - 4, from + bytes - 4, 4);
+  } else if (bytes != 0) {
+    to[0] = from[0];
+    to[bytes / 2] = from[bytes / 2];
+    to[bytes - 1] = from[bytes - 1];
+  }
+}
+
+/// Zeros a run of `bytes`, as `copy_run` copies one.
+inline void zero_run(std::byte* to, std::size_t bytes) noexcept {
+  if (bytes >= 16) {
+    std::size_t at = 0;
+    for (; at + 16 <= bytes; at += 16) std::memset(to + at, 0, 16);
+    if (at != bytes) std::memset(to + bytes - 16, 0, 16);
+  } else if (bytes >= 8) {
+    std::memset(to, 0, 8);
+    std::memset(to + bytes - 8, 0, 8);
+  } else if (bytes >= 4) {
+    std::memset(to, 0, 4);
+    std::memset(to + bytes - 4, 0, 4);
+  } else if (bytes != 0) {
+    to[0] = std::byte{0};
+    to[bytes / 2] = std::byte{0};
+    to[bytes - 1] = std::byte{0};
+  }
+}
+
+#if defined(__SSE2__)
+/// The 16 bytes of `v` in reverse order (SSE2 has no byte shuffle: dwords, then words, then the
+/// bytes of each word).
+inline __m128i reverse_bytes(__m128i v) noexcept {
+  v = _mm_shuffle_epi32(v, _MM_SHUFFLE(0, 1, 2, 3));
+  v = _mm_shufflelo_epi16(v, _MM_SHUFFLE(2, 3, 0, 1));
+  v = _mm_shufflehi_epi16(v, _MM_SHUFFLE(2, 3, 0, 1));
+  return _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
+}
+#endif
+
+/// `to[i] = last[-i]` for `count` elements: a mirrored run of a line.
+template <class T>
+void copy_mirrored(T* to, const T* last, std::size_t count) noexcept {
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 1) {
+    if (count >= 16) {
+      const auto block = [&](std::size_t at) {
+        const __m128i v =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(last - at - 15));    // NOLINT
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at), reverse_bytes(v));  // NOLINT
+      };
+      std::size_t at = 0;
+      for (; at + 16 <= count; at += 16) block(at);
+      if (at != count) block(count - 16);
+      return;
+    }
+  }
+#endif
+  for (std::size_t i = 0; i < count; ++i) to[i] = *(last - i);
+}
+
+/// @brief One image's crop and flip on the host, a line at a time: `to` gets `from` shifted,
+/// mirrored and filled as `source_element` says, element for element. The columns whose source
+/// is inside the frame are one run per line, copied or mirrored straight from the stored line;
+/// the at most `pad` columns on one side that are not are zeroed as one run, or reflected pixel
+/// by pixel. (Staging the line in a padded buffer would cost a failed store-to-load forward on
+/// every shifted read.)
 template <class T>
 void augment_image(const Augmentation& augmentation, const SampleDraws& draws, const T* from,
                    T* to) {
@@ -162,49 +243,84 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
   const std::size_t line = image.width * pixel;
   const std::size_t plane = image.height * line;
   const Fill fill = augmentation.crop.fill;
-  // Columns whose source is inside the frame: the rest (at most pad each side) go one by one.
-  const std::int64_t inside_first =
-      std::clamp<std::int64_t>(draws.flip ? draws.shift_x : -draws.shift_x, 0, width);
-  const std::int64_t inside_last = std::clamp<std::int64_t>(
-      draws.flip ? width + draws.shift_x : width - draws.shift_x, inside_first, width);
-  const auto column_source = [&](std::int64_t x) {
-    return shifted_source((draws.flip ? width - 1 - x : x) + draws.shift_x, width, fill);
+  const std::int64_t shift = draws.shift_x;
+  // Columns whose source is inside the frame; the others lie before or after them.
+  const std::int64_t inside_first = std::clamp<std::int64_t>(draws.flip ? shift : -shift, 0, width);
+  const std::int64_t inside_last =
+      std::clamp<std::int64_t>(draws.flip ? width + shift : width - shift, inside_first, width);
+  const auto columns = [&](std::int64_t first, std::int64_t last) {
+    return static_cast<std::size_t>(last - first) * pixel;
   };
-  const auto copy_pixel = [&](const T* from_line, T* to_pixel, std::int64_t source_x) {
-    if (source_x < 0)
-      std::fill_n(to_pixel, pixel, T{});
-    else
-      std::memcpy(to_pixel, from_line + static_cast<std::size_t>(source_x) * pixel,
-                  pixel * sizeof(T));
+  const auto at = [&](std::int64_t x) { return static_cast<std::size_t>(x) * pixel; };
+  const auto fill_border = [&](const T* from_line, T* to_line, std::int64_t first,
+                               std::int64_t last) {
+    if (fill == Fill::zeros) {
+      zero_run(reinterpret_cast<std::byte*>(to_line + at(first)),  // NOLINT: bytes
+               columns(first, last) * sizeof(T));
+      return;
+    }
+    for (std::int64_t x = first; x < last; ++x) {
+      const std::int64_t source_x =
+          shifted_source((draws.flip ? width - 1 - x : x) + shift, width, fill);
+      for (std::size_t c = 0; c < pixel; ++c) to_line[at(x) + c] = from_line[at(source_x) + c];
+    }
+  };
+  // Line y of plane p, from the stored line its shift (or reflection) names.
+  const auto augment_line = [&](std::size_t p, std::int64_t y) {
+    T* to_line = to + p * plane + static_cast<std::size_t>(y) * line;
+    const std::int64_t source_y = shifted_source(y + draws.shift_y, height, fill);
+    if (source_y < 0) {
+      zero_run(reinterpret_cast<std::byte*>(to_line), line * sizeof(T));  // NOLINT: bytes
+      return;
+    }
+    const T* from_line = from + p * plane + static_cast<std::size_t>(source_y) * line;
+    fill_border(from_line, to_line, 0, inside_first);
+    if (!draws.flip) {
+      copy_run(reinterpret_cast<std::byte*>(to_line + at(inside_first)),                  // NOLINT
+               reinterpret_cast<const std::byte*>(from_line + at(inside_first + shift)),  // NOLINT
+               columns(inside_first, inside_last) * sizeof(T));
+    } else if (pixel == 1) {
+      copy_mirrored(to_line + inside_first, from_line + (width - 1 - inside_first + shift),
+                    static_cast<std::size_t>(inside_last - inside_first));
+    } else {
+      // Interleaved pixels keep their channel order: mirrored pixel by pixel.
+      for (std::int64_t x = inside_first; x < inside_last; ++x)
+        for (std::size_t c = 0; c < pixel; ++c)
+          to_line[at(x) + c] = from_line[at(width - 1 - x + shift) + c];
+    }
+    fill_border(from_line, to_line, inside_last, width);
   };
   for (std::size_t p = 0; p < planes; ++p) {
-    for (std::int64_t y = 0; y < height; ++y) {
-      T* to_line = to + p * plane + static_cast<std::size_t>(y) * line;
-      const std::int64_t source_y = shifted_source(y + draws.shift_y, height, fill);
-      if (source_y < 0) {
-        std::fill_n(to_line, line, T{});
-        continue;
-      }
-      const T* from_line = from + p * plane + static_cast<std::size_t>(source_y) * line;
-      for (std::int64_t x = 0; x < inside_first; ++x)
-        copy_pixel(from_line, to_line + static_cast<std::size_t>(x) * pixel, column_source(x));
-      if (!draws.flip) {
-        std::memcpy(to_line + static_cast<std::size_t>(inside_first) * pixel,
-                    from_line + static_cast<std::size_t>(inside_first + draws.shift_x) * pixel,
-                    static_cast<std::size_t>(inside_last - inside_first) * pixel * sizeof(T));
-      } else if (pixel == 1) {
-        const T* source = from_line + (width - 1 - inside_first + draws.shift_x);
-        T* target = to_line + inside_first;
-        const auto count = static_cast<std::size_t>(inside_last - inside_first);
-        for (std::size_t i = 0; i < count; ++i) target[i] = *(source - i);
-      } else {
-        for (std::int64_t x = inside_first; x < inside_last; ++x)
-          std::memcpy(to_line + static_cast<std::size_t>(x) * pixel,
-                      from_line + static_cast<std::size_t>(width - 1 - x + draws.shift_x) * pixel,
-                      pixel * sizeof(T));
-      }
-      for (std::int64_t x = inside_last; x < width; ++x)
-        copy_pixel(from_line, to_line + static_cast<std::size_t>(x) * pixel, column_source(x));
+    if (draws.flip) {
+      for (std::int64_t y = 0; y < height; ++y) augment_line(p, y);
+      continue;
+    }
+    // Unmirrored, the lines whose source is in the frame are one run of the stored plane
+    // shifted by `shift_y` lines and `shift` pixels: one copy, whose wrapped border columns
+    // are then filled line by line. Lines out of the frame go one by one.
+    const std::int64_t first_line = std::clamp<std::int64_t>(-draws.shift_y, 0, height);
+    const std::int64_t last_line =
+        std::clamp<std::int64_t>(height - draws.shift_y, first_line, height);
+    for (std::int64_t y = 0; y < first_line; ++y) augment_line(p, y);
+    for (std::int64_t y = last_line; y < height; ++y) augment_line(p, y);
+    if (first_line == last_line) continue;
+    T* to_plane = to + p * plane;
+    const T* from_plane = from + p * plane;
+    const std::size_t begin = static_cast<std::size_t>(first_line) * line + at(inside_first);
+    const std::size_t end = static_cast<std::size_t>(last_line - 1) * line + at(inside_last);
+    const std::ptrdiff_t offset =
+        static_cast<std::ptrdiff_t>(draws.shift_y * static_cast<std::int64_t>(line)) +
+        static_cast<std::ptrdiff_t>(shift * static_cast<std::int64_t>(pixel));
+    copy_run(reinterpret_cast<std::byte*>(to_plane + begin),  // NOLINT: bytes
+             reinterpret_cast<const std::byte*>(                    // NOLINT: bytes
+                 from_plane + static_cast<std::ptrdiff_t>(begin) + offset),
+             (end - begin) * sizeof(T));
+    if (inside_first == 0 && inside_last == width) continue;
+    for (std::int64_t y = first_line; y < last_line; ++y) {
+      T* to_line = to_plane + static_cast<std::size_t>(y) * line;
+      const T* from_line = from_plane + static_cast<std::size_t>(y + draws.shift_y) * line;
+      fill_border(from_line, to_line, 0, inside_first);
+      fill_border(from_line, to_line, inside_last, width);
     }
   }
 }
@@ -222,8 +338,10 @@ void cut_out_image(const ImageLayout& image, const SampleDraws& draws, T* to) {
   for (std::size_t p = 0; p < planes; ++p)
     for (auto y = static_cast<std::size_t>(draws.top); y < static_cast<std::size_t>(draws.bottom);
          ++y)
-      std::fill_n(to + p * plane + y * line + static_cast<std::size_t>(draws.left) * pixel, columns,
-                  T{});
+      // Zero bytes are the zero of every element type a batch holds.
+      zero_run(reinterpret_cast<std::byte*>(  // NOLINT: bytes
+                   to + p * plane + y * line + static_cast<std::size_t>(draws.left) * pixel),
+               columns * sizeof(T));
 }
 
 }  // namespace resident::detail
