@@ -4,6 +4,7 @@
 // draws, and the pixels of a row independent of how it is served.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -174,6 +175,38 @@ TEST(Augment, ThreadCountDoesNotChangeThePixels) {
   }
   EXPECT_EQ(results[0], results[1]);
   EXPECT_EQ(results[0], results[2]);
+}
+
+// The device maps each output element to its source (`source_element`, `cut_out`); the host
+// copies runs of lines. Both must give the same pixels: checked here, where no GPU is needed.
+TEST(Augment, TheDevicesElementMapEqualsTheHostsLineRuns) {
+  for (const ImageLayout layout :
+       {ImageLayout::chw(3, 5, 7), ImageLayout::hwc(5, 7, 3), ImageLayout::chw(1, 1, 1),
+        ImageLayout::hwc(1, 9, 2), ImageLayout::chw(2, 9, 1), ImageLayout::chw(1, 32, 32)}) {
+    const auto images = random_images(50, layout.elements(), 13);
+    for (const Augmentation& augmentation :
+         {augment<0>(layout, RandomCrop{2}, RandomFlip{}, Cutout{3}).augmentation,
+          augment<0>(layout, RandomCrop{11}, RandomFlip{0.7}, Cutout{1}).augmentation,
+          augment<0>(layout, RandomFlip{}, Cutout{40}).augmentation,
+          augment<0>(layout, RandomCrop{std::min(layout.height, layout.width) - 1, Fill::reflect},
+                     RandomFlip{})
+              .augmentation}) {
+      for (std::uint64_t row = 0; row < 50; ++row) {
+        const auto draws = draw_sample(augmentation, {3, 8, 0}, row);
+        const std::uint8_t* from = images.data() + row * layout.elements();
+        std::vector<std::uint8_t> runs(layout.elements());
+        resident::detail::augment_image(augmentation, draws, from, runs.data());
+        resident::detail::cut_out_image(layout, draws, runs.data());
+        for (std::size_t e = 0; e < layout.elements(); ++e) {
+          const std::int64_t source = resident::detail::source_element(augmentation, draws, e);
+          const std::uint8_t expected = resident::detail::cut_out(layout, draws, e) || source < 0
+                                            ? 0
+                                            : from[static_cast<std::size_t>(source)];
+          ASSERT_EQ(runs[e], expected) << layout.describe() << " row " << row << " element " << e;
+        }
+      }
+    }
+  }
 }
 
 TEST(AugmentDraws, FlipFrequencyIsWithinABinomialBound) {

@@ -78,12 +78,17 @@ struct Augmentation {
                      "augment: image extents, the crop's pad and the cutout's size must be at "
                      "most " +
                          std::to_string(max_extent) + " pixels");
+    RESIDENT_EXPECTS(image.elements() < max_elements,
+                     "augment: the image layout " + image.describe() +
+                         " has 2^31 elements or more; augment images below that");
     RESIDENT_EXPECTS(flip.p >= 0.0 && flip.p <= 1.0,
                      "augment: RandomFlip{p} needs p in [0, 1], got " + std::to_string(flip.p));
   }
 
   /// Largest extent (pixels) the draws address: offsets are drawn from 32-bit words.
   static constexpr std::size_t max_extent = std::size_t{1} << 20;
+  /// Elements an image may have (below): pixels are addressed in 32 bits.
+  static constexpr std::size_t max_elements = std::size_t{1} << 31;
 };
 
 /// @brief Field `Field` of every batch is augmented by `augmentation`. Made by `augment<Field>`.

@@ -105,6 +105,32 @@ RESIDENT_HOST_DEVICE constexpr std::int64_t shifted_source(std::int64_t at, std:
   return at < 0 ? -at : 2 * (n - 1) - at;
 }
 
+/// Channel, line and column of one element of an image.
+struct PixelOf {
+  std::int32_t channel = 0;
+  std::int32_t y = 0;
+  std::int32_t x = 0;
+};
+
+/// Where element `element` of an image lies. In 32 bits (`Augmentation::check` bounds images
+/// below 2^31 elements): on the device, 64-bit division costs several times as much.
+RESIDENT_HOST_DEVICE constexpr PixelOf pixel_of(const ImageLayout& image,
+                                                std::size_t element) noexcept {
+  const auto e = static_cast<std::uint32_t>(element);
+  const auto height = static_cast<std::uint32_t>(image.height);
+  const auto width = static_cast<std::uint32_t>(image.width);
+  const auto channels = static_cast<std::uint32_t>(image.channels);
+  if (image.order == ImageLayout::Order::chw) {
+    const std::uint32_t line = e / width;
+    return {static_cast<std::int32_t>(line / height), static_cast<std::int32_t>(line % height),
+            static_cast<std::int32_t>(e - line * width)};
+  }
+  const std::uint32_t pixel = e / channels;
+  const std::uint32_t y = pixel / width;
+  return {static_cast<std::int32_t>(e - pixel * channels), static_cast<std::int32_t>(y),
+          static_cast<std::int32_t>(pixel - y * width)};
+}
+
 /// The element of the stored row that output element `element` holds after the crop and the
 /// flip, or -1 where it holds a zero.
 RESIDENT_HOST_DEVICE constexpr std::int64_t source_element(const Augmentation& augmentation,
@@ -114,40 +140,23 @@ RESIDENT_HOST_DEVICE constexpr std::int64_t source_element(const Augmentation& a
   const auto height = static_cast<std::int64_t>(image.height);
   const auto width = static_cast<std::int64_t>(image.width);
   const auto channels = static_cast<std::int64_t>(image.channels);
-  const auto e = static_cast<std::int64_t>(element);
-  std::int64_t channel = 0;
-  std::int64_t y = 0;
-  std::int64_t x = 0;
-  if (image.order == ImageLayout::Order::chw) {
-    channel = e / (height * width);
-    y = e / width % height;
-    x = e % width;
-  } else {
-    channel = e % channels;
-    y = e / (width * channels);
-    x = e / channels % width;
-  }
-  const std::int64_t source_y = shifted_source(y + draws.shift_y, height, augmentation.crop.fill);
-  const std::int64_t source_x = shifted_source((draws.flip ? width - 1 - x : x) + draws.shift_x,
-                                               width, augmentation.crop.fill);
+  const PixelOf at = pixel_of(image, element);
+  const std::int64_t source_y =
+      shifted_source(at.y + draws.shift_y, height, augmentation.crop.fill);
+  const std::int64_t source_x = shifted_source(
+      (draws.flip ? width - 1 - at.x : at.x) + draws.shift_x, width, augmentation.crop.fill);
   if (source_y < 0 || source_x < 0) return -1;
   return image.order == ImageLayout::Order::chw
-             ? (channel * height + source_y) * width + source_x
-             : (source_y * width + source_x) * channels + channel;
+             ? (at.channel * height + source_y) * width + source_x
+             : (source_y * width + source_x) * channels + at.channel;
 }
 
 /// Whether output element `element` lies in the cutout square.
 RESIDENT_HOST_DEVICE constexpr bool cut_out(const ImageLayout& image, const SampleDraws& draws,
                                             std::size_t element) noexcept {
   if (draws.top == draws.bottom) return false;
-  const auto e = static_cast<std::int64_t>(element);
-  const auto height = static_cast<std::int64_t>(image.height);
-  const auto width = static_cast<std::int64_t>(image.width);
-  const auto channels = static_cast<std::int64_t>(image.channels);
-  const std::int64_t y =
-      image.order == ImageLayout::Order::chw ? e / width % height : e / (width * channels);
-  const std::int64_t x = image.order == ImageLayout::Order::chw ? e % width : e / channels % width;
-  return y >= draws.top && y < draws.bottom && x >= draws.left && x < draws.right;
+  const PixelOf at = pixel_of(image, element);
+  return at.y >= draws.top && at.y < draws.bottom && at.x >= draws.left && at.x < draws.right;
 }
 
 /// Copies a run of `bytes` (part of one line of an image: a few to hundreds of bytes) in
@@ -312,7 +321,7 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
         static_cast<std::ptrdiff_t>(draws.shift_y * static_cast<std::int64_t>(line)) +
         static_cast<std::ptrdiff_t>(shift * static_cast<std::int64_t>(pixel));
     copy_run(reinterpret_cast<std::byte*>(to_plane + begin),  // NOLINT: bytes
-             reinterpret_cast<const std::byte*>(                    // NOLINT: bytes
+             reinterpret_cast<const std::byte*>(              // NOLINT: bytes
                  from_plane + static_cast<std::ptrdiff_t>(begin) + offset),
              (end - begin) * sizeof(T));
     if (inside_first == 0 && inside_last == width) continue;
