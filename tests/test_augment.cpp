@@ -140,7 +140,7 @@ TEST(Augment, PaddingRowsHoldTheAugmentedRowTheyName) {
 
 TEST(Augment, AugmentedEpochsGatherUnderEveryShuffle) {
   const ImageLayout layout = ImageLayout::hwc(2, 2, 1);
-  std::vector<std::uint8_t> images(32 * 4, 1);
+  std::vector<std::uint8_t> images(std::size_t{32} * 4, 1);
   DeviceDataset<HostSpace, std::uint8_t> ds(
       HostSpace{}, batches_of(8), HostTensor<const std::uint8_t>(images.data(), {32, 2, 2, 1}));
   for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
@@ -305,7 +305,7 @@ TEST(AugmentDraws, KeyedBySeedEpochRowAndOp) {
 }
 
 TEST(Augment, RefusesALayoutOrOpThatDoesNotFitTheField) {
-  std::vector<std::uint8_t> images(4 * 48);
+  std::vector<std::uint8_t> images(std::size_t{4} * 48);
   DeviceDataset<HostSpace, std::uint8_t> ds(
       HostSpace{}, batches_of(2), HostTensor<const std::uint8_t>(images.data(), {4, 3, 4, 4}));
   const auto refused = [&](const resident::FieldAugmentation<0>& augmented,
