@@ -232,6 +232,56 @@ void copy_mirrored(T* to, const T* last, std::size_t count) noexcept {
   for (std::size_t i = 0; i < count; ++i) to[i] = *(last - i);
 }
 
+/// @brief Copies whole lines shifted by a column offset, zeroing the columns whose source is
+/// outside the frame as it goes: each 16-byte move is ANDed with the mask of the columns it
+/// covers. (Copying the run and then zeroing its border columns line by line costs several
+/// times as much: the small border stores stall behind the wide ones.) The masks repeat every
+/// `period` bytes, the least common multiple of 16 and the line's bytes; `period` is 0 where
+/// that is not worth it (no SSE2, no zero border, a period past `max_period`).
+struct ColumnMasks {
+  static constexpr std::size_t max_period = 1024;
+  std::size_t period = 0;
+  // Filled up to `period` only (no zeroing of the rest on every image).
+  alignas(16) std::uint8_t mask[max_period];  // NOLINT(modernize-avoid-c-arrays, cppcoreguidelines-pro-type-member-init)
+
+  /// Lines of `line_bytes` (0: none), pixels of `pixel_bytes`, columns `[first, last)` kept.
+  ColumnMasks(std::size_t line_bytes, std::size_t pixel_bytes, std::size_t first,
+              std::size_t last) noexcept {
+#if defined(__SSE2__)
+    if (line_bytes == 0 || (first == 0 && last * pixel_bytes == line_bytes)) return;
+    std::size_t divisor = 16;  // gcd(16, line_bytes)
+    while (line_bytes % divisor != 0) divisor /= 2;
+    const std::size_t least_common = 16 / divisor * line_bytes;
+    if (least_common > max_period) return;
+    period = least_common;
+    for (std::size_t b = 0; b < period; ++b) {
+      const std::size_t column = b % line_bytes / pixel_bytes;
+      mask[b] = column >= first && column < last ? 0xFF : 0;
+    }
+#else
+    (void)line_bytes, (void)pixel_bytes, (void)first, (void)last;
+#endif
+  }
+
+  /// `to[b] = from[b] & mask[b % period]` for `bytes` bytes (`period != 0`).
+  void copy(std::byte* to, const std::byte* from, std::size_t bytes) const noexcept {
+#if defined(__SSE2__)
+    std::size_t at = 0;
+    std::size_t phase = 0;
+    for (; at + 16 <= bytes; at += 16) {
+      const __m128i value = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at));  // NOLINT
+      const __m128i keep =
+          _mm_load_si128(reinterpret_cast<const __m128i*>(mask + phase));                 // NOLINT
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at), _mm_and_si128(value, keep));  // NOLINT
+      phase = phase + 16 == period ? 0 : phase + 16;
+    }
+    for (; at < bytes; ++at, ++phase) to[at] = from[at] & std::byte{mask[phase]};
+#else
+    (void)to, (void)from, (void)bytes;
+#endif
+  }
+};
+
 /// @brief One image's crop and flip on the host, a line at a time: `to` gets `from` shifted,
 /// mirrored and filled as `source_element` says, element for element. The columns whose source
 /// is inside the frame are one run per line, copied or mirrored straight from the stored line;
@@ -299,6 +349,10 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
     }
     fill_border(from_line, to_line, inside_last, width);
   };
+  const ColumnMasks masks(
+      fill == Fill::zeros && !draws.flip && inside_first < inside_last ? line * sizeof(T) : 0,
+      pixel * sizeof(T), static_cast<std::size_t>(inside_first),
+      static_cast<std::size_t>(inside_last));
   for (std::size_t p = 0; p < planes; ++p) {
     if (draws.flip) {
       for (std::int64_t y = 0; y < height; ++y) augment_line(p, y);
@@ -315,6 +369,20 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
     if (first_line == last_line) continue;
     T* to_plane = to + p * plane;
     const T* from_plane = from + p * plane;
+    if (masks.period != 0 && last_line - first_line > 2) {
+      // The first and last lines exactly (a shifted run of them would read past the plane),
+      // the lines between as one masked run.
+      augment_line(p, first_line);
+      augment_line(p, last_line - 1);
+      const std::size_t middle = static_cast<std::size_t>(first_line + 1) * line;
+      masks.copy(reinterpret_cast<std::byte*>(to_plane + middle),  // NOLINT: bytes
+                 reinterpret_cast<const std::byte*>(               // NOLINT: bytes
+                     from_plane + static_cast<std::ptrdiff_t>(middle) +
+                     static_cast<std::ptrdiff_t>(draws.shift_y * static_cast<std::int64_t>(line)) +
+                     static_cast<std::ptrdiff_t>(shift * static_cast<std::int64_t>(pixel))),
+                 static_cast<std::size_t>(last_line - first_line - 2) * line * sizeof(T));
+      continue;
+    }
     const std::size_t begin = static_cast<std::size_t>(first_line) * line + at(inside_first);
     const std::size_t end = static_cast<std::size_t>(last_line - 1) * line + at(inside_last);
     const std::ptrdiff_t offset =
