@@ -267,7 +267,7 @@ TEST(ChunkPipeline, AWaitingReaderRunsPiecesOfTheLoadItWaitsFor) {
         threads.insert(std::this_thread::get_id());
       });
     });
-    pipeline.acquire(0, [](std::size_t) {});
+    pipeline.acquire(0, 0, [](std::size_t) {});
     for (std::size_t index = 0; index < pieces; ++index) ASSERT_EQ(runs[index].load(), 1) << index;
     const bool reader_ran_pieces = threads.count(std::this_thread::get_id()) != 0;
     EXPECT_EQ(reader_ran_pieces, readers_help)
@@ -285,7 +285,7 @@ TEST(ChunkPipeline, APieceThatThrowsOnEitherThreadSurfacesAtTheReadersAcquire) {
       if (index == 15) throw FormatError("piece.npy", 0, "a piece failed");
     });
   });
-  EXPECT_THROW(pipeline.acquire(0, [](std::size_t) {}), FormatError);
+  EXPECT_THROW(pipeline.acquire(0, 0, [](std::size_t) {}), FormatError);
   EXPECT_FALSE(pipeline.can_reach(1)) << "a failed pass delivers nothing more";
   pipeline.stop();
 }
