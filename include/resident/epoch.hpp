@@ -90,7 +90,6 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
   using type = typename Op::output_type;
 };
 
-
 /// @brief What a gathering epoch does to each field besides copying it: the conversion and the
 /// augmentation (either may be none) and the augmentation's key, shared by the preloaded and
 /// the streamed epochs so that both transform a row alike.
@@ -380,9 +379,8 @@ class Epoch {
 
   void claim_ring() {
     const detail::DatasetCore<Space, fields>& core = dataset_->impl_core();
-    const auto ring = detail::make_ring_layout(
-        core.layout(), transforms_.ring_element_sizes(),
-        core.config().ring_depth);
+    const auto ring = detail::make_ring_layout(core.layout(), transforms_.ring_element_sizes(),
+                                               core.config().ring_depth);
     generation_ = dataset_->impl_ring().claim(core.space(), core.config(), ring.total_bytes,
                                               ring.depth, dataset_->bytes());
     ring_ = ring;
@@ -421,11 +419,11 @@ class Epoch {
         // One pass for every field, the row ids computed once (see host_gather).
         detail::host_gather(
             order, rows, indices, host_workers(),
-            detail::GatherField{detail::StoredRows<stored_t<Field>>{
-                                    dataset_->template field<Field>().data(), row_elements<Field>()},
-                                ring_field<Field>(base),
-                                row_elements<Field>(), transforms_.template op<Field>(),
-                                transforms_.template augmentation<Field>(), transforms_.key}...);
+            detail::GatherField{
+                detail::StoredRows<stored_t<Field>>{dataset_->template field<Field>().data(),
+                                                    row_elements<Field>()},
+                ring_field<Field>(base), row_elements<Field>(), transforms_.template op<Field>(),
+                transforms_.template augmentation<Field>(), transforms_.key}...);
       } else {
         for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
       }

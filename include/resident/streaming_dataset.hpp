@@ -27,8 +27,8 @@
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset_core.hpp"
 #include "resident/detail/gather_ring.hpp"
-#include "resident/detail/host_gather.hpp"
 #include "resident/detail/host_chunk_transport.hpp"
+#include "resident/detail/host_gather.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/row_source.hpp"
@@ -443,8 +443,7 @@ class StreamingEpoch {
     ring_ = detail::make_ring_layout(core.layout(), transforms_.ring_element_sizes(),
                                      core.config().ring_depth);
     generation_ = dataset_->impl_ring().claim(core.space(), core.config(), ring_.total_bytes,
-                                              ring_.depth, dataset_->bytes(),
-                                              "the streaming ring");
+                                              ring_.depth, dataset_->bytes(), "the streaming ring");
     slot_batch_.assign(ring_.depth, no_batch);
     slices_.assign(ring_.depth, detail::BatchSlice{});
   }

@@ -178,10 +178,10 @@ class ChunkPipeline {
   SharedPieces pieces_{mutex_, changed_};
   std::thread producer_;
   Load load_;
-  std::size_t next_ = 0;   // first position not loaded yet
-  std::size_t held_ = 0;   // position the reader holds (or waits for)
+  std::size_t next_ = 0;      // first position not loaded yet
+  std::size_t held_ = 0;      // position the reader holds (or waits for)
   std::size_t released_ = 0;  // first position not given up (reader only)
-  std::size_t count_ = 0;  // end of the order
+  std::size_t count_ = 0;     // end of the order
   std::size_t depth_ = 0;
   std::exception_ptr error_;
   bool failed_ = false;  // the reader has been given error_: the pass delivers nothing more

@@ -33,14 +33,14 @@ struct ChunkPlace {
 /// the order of `slot` and `first_batch`, a chunk with fewer batches last, the short last batch
 /// left out), and batch position `r` takes window row `samples(first + r)`.
 struct ChunkRows {
-  Permutation samples;            ///< Over the window's rows; empty: a straight batch.
-  RowOrder straight{};            ///< Row ids of a straight batch.
-  std::uint64_t first = 0;        ///< Window row of the batch's first position (shuffled).
-  std::uint64_t slot_row = 0;     ///< First slot row of a straight batch.
-  std::uint64_t batch_size = 1;   ///< Rows of a full batch.
+  Permutation samples;              ///< Over the window's rows; empty: a straight batch.
+  RowOrder straight{};              ///< Row ids of a straight batch.
+  std::uint64_t first = 0;          ///< Window row of the batch's first position (shuffled).
+  std::uint64_t slot_row = 0;       ///< First slot row of a straight batch.
+  std::uint64_t batch_size = 1;     ///< Rows of a full batch.
   std::uint64_t chunk_batches = 1;  ///< Batches of a full chunk.
-  std::uint64_t lanes = 1;        ///< Ranks sharing the order (replicated).
-  std::uint64_t lane = 0;         ///< This pass's lane.
+  std::uint64_t lanes = 1;          ///< Ranks sharing the order (replicated).
+  std::uint64_t lane = 0;           ///< This pass's lane.
   std::uint64_t slot[max_window_chunks] = {};         ///< Slot of each chunk of the window.
   std::uint64_t first_batch[max_window_chunks] = {};  ///< Its first dataset batch.
 

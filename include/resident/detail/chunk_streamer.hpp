@@ -15,8 +15,8 @@
 #include <utility>
 
 #include "resident/detail/chunk_loader.hpp"
-#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/resources.hpp"
@@ -25,8 +25,8 @@
 #include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/stream_layout.hpp"
 #include "resident/epoch_options.hpp"
-#include "resident/permutation.hpp"
 #include "resident/error.hpp"
+#include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident::detail {
@@ -157,9 +157,9 @@ class ChunkStreamer {
     const bool holds_short = geometry.short_last && order.chunk_at[end - 1] + 1 == stream_.chunks;
     window_batches -= holds_short ? 1 : 0;
     constexpr std::uint64_t window_key = 0x77696e646f77ULL;  // "window": its own key stream
-    rows.samples = Permutation(window_batches * geometry.batch_size,
-                               mix64(order.options.seed ^ window_key) ^ mix64(first),
-                               order.options.epoch);
+    rows.samples =
+        Permutation(window_batches * geometry.batch_size,
+                    mix64(order.options.seed ^ window_key) ^ mix64(first), order.options.epoch);
     rows.first = q * geometry.batch_size;
     gathered.slice = {0, geometry.batch_size, geometry.batch_size};
     return gathered;

@@ -54,8 +54,8 @@ __global__ void convert_rows_kernel(Source source, Out* destination, std::size_t
 /// each element is read from where the crop and flip move it, converted, and cut out.
 template <class Source, class Out, class Op, class Order>
 __global__ void augment_rows_kernel(Source source, Out* destination, std::size_t row_elements,
-                                    Order order, Op op, Augmentation augmentation,
-                                    AugmentKey key, std::int64_t* indices) {
+                                    Order order, Op op, Augmentation augmentation, AugmentKey key,
+                                    std::int64_t* indices) {
   __shared__ SampleDraws draws;
   const std::size_t r = blockIdx.x;
   const std::uint64_t row = order.row(r);
@@ -109,8 +109,9 @@ void device_gather(const Source& source, Out* destination, std::size_t row_eleme
   using In = typename Source::element_type;
   if (rows == 0) return;
   if (augmentation != nullptr) {
-    augment_rows_kernel<Source, Out, Op, Order><<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
-        source, destination, row_elements, order, op, *augmentation, key, indices);
+    augment_rows_kernel<Source, Out, Op, Order>
+        <<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
+            source, destination, row_elements, order, op, *augmentation, key, indices);
   } else if constexpr (std::is_same_v<Op, NoConversion>) {
     static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
     const std::size_t row_bytes = row_elements * sizeof(In);
@@ -123,8 +124,9 @@ void device_gather(const Source& source, Out* destination, std::size_t row_eleme
     else
       launch_copy_rows<std::uint8_t>(source, destination, row_bytes, order, rows, indices, stream);
   } else {
-    convert_rows_kernel<Source, Out, Op, Order><<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
-        source, destination, row_elements, order, op, indices);
+    convert_rows_kernel<Source, Out, Op, Order>
+        <<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
+            source, destination, row_elements, order, op, indices);
   }
   RESIDENT_CUDA_TRY(cudaGetLastError());
 }

@@ -144,8 +144,8 @@ GatherField(Source, Out*, std::size_t, const Op&, const Augmentation*, AugmentKe
 /// into `indices` (the ring's index array) and copies every field's rows from them. `order`
 /// is a `RowOrder` or a `ChunkRows`.
 template <class Order, class... Fields>
-void host_gather(const Order& order, std::size_t rows, std::int64_t* indices,
-                 CopyWorkers& workers, const Fields&... fields) {
+void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, CopyWorkers& workers,
+                 const Fields&... fields) {
   workers.for_each_slice(
       0, rows,
       [&](std::size_t first, std::size_t last) {

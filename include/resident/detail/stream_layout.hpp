@@ -32,7 +32,7 @@ struct StreamLayout {
   /// when each has a slot of its own, else the slots the prefetch leaves
   /// (`ring_chunks - prefetch_chunks`); at most `max_window_chunks`.
   std::size_t window_chunks = 1;
-  bool reader_copies = true;        ///< `StreamOptions::reader_copies`.
+  bool reader_copies = true;                  ///< `StreamOptions::reader_copies`.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
   std::size_t total_bytes = 0;                ///< Bytes of the ring: the one allocation.
@@ -130,9 +130,9 @@ StreamLayout<Fields> make_stream_layout(const DatasetLayout<Fields>& layout,
   stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.ring_chunks - 1);
   // A window and the chunks loading ahead of it never share a slot: the producer, at most
   // `prefetch_chunks` past the window's last chunk, overwrites only chunks before the window.
-  const std::size_t window =
-      stream.chunks <= stream.ring_chunks ? stream.chunks
-                                          : stream.ring_chunks - stream.prefetch_chunks;
+  const std::size_t window = stream.chunks <= stream.ring_chunks
+                                 ? stream.chunks
+                                 : stream.ring_chunks - stream.prefetch_chunks;
   stream.window_chunks = std::max<std::size_t>(1, std::min(window, max_window_chunks));
   stream.reader_copies = options.streaming.reader_copies;
   const std::size_t slot_rows =
