@@ -199,7 +199,6 @@ class Epoch {
   using Space = typename Owner::space_type;
   using Stored = typename Owner::batch_type;
   static constexpr std::size_t fields = Owner::num_fields;
-  using Op = typename detail::conversion_op<Conversion>::type;
   static constexpr bool has_conversion = !std::is_same_v<Conversion, NoConversion>;
   static constexpr bool has_augmentation = !std::is_same_v<Augment, NoAugmentation>;
   // Whether every batch is gathered, whatever the shuffle.

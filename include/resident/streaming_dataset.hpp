@@ -315,7 +315,6 @@ class StreamingEpoch {
   using Space = typename Owner::space_type;
   using Stored = typename Owner::batch_type;
   static constexpr std::size_t fields = Owner::num_fields;
-  using Op = typename detail::conversion_op<Conversion>::type;
   static constexpr bool always_gathers =
       !std::is_same_v<Conversion, NoConversion> || !std::is_same_v<Augment, NoAugmentation>;
 
