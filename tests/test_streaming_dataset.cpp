@@ -631,7 +631,8 @@ TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
         const std::size_t slots = std::max<std::size_t>(1, std::min(ring, streamed.num_chunks()));
         const std::size_t row_bytes = sizeof(std::int64_t) + 3 * sizeof(float);
         const std::size_t slack =
-            (streamed.num_chunks() > 1 ? streamed.window_rows() * row_bytes : 0) + slots * 2 * 256;
+            (streamed.num_chunks() > 1 ? streamed.chunk_batches() * batch * row_bytes : 0) +
+            slots * 2 * 256;
         EXPECT_LE(streamed.bytes(), preloaded.bytes() + slack)
             << "a ring larger than the data it streams";
         EXPECT_EQ(streamed.ring_chunks(), slots);
