@@ -268,6 +268,7 @@ TYPED_TEST(TypedStreamingGather, AGatherRingThatDoesNotFitIsRefusedAndTheDataset
       EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
     }
     EXPECT_EQ(space.used_bytes(), used) << "a refused ring takes nothing";
+    EXPECT_EQ(ds.ring_bytes(), 0u);
     const auto batches = epoch_ids(ds, ds.epoch({1, 0, Shuffle::batches}));
     std::size_t rows = 0;
     for (const auto& batch : batches) rows += batch.size();

@@ -58,11 +58,11 @@ struct StreamFromSources;
 ///
 /// The batches are cut exactly as a `DeviceDataset` cuts them (sharding, remainder, padding:
 /// `Shuffle::none` batches are equal byte for byte) and grouped into chunks of
-/// `StreamOptions::chunk_batches`. The space holds one allocation, a ring of `ring_chunks` chunk
-/// slots; a producer thread keeps `prefetch_chunks` chunks loading ahead of the one being read
-/// (on `CudaSpace`: on a copy stream of its own, through two page-locked staging buffers, with
-/// events ordering the copies against `stream()`; nothing waits on the host but a reader that
-/// outruns the copies).
+/// `StreamOptions::chunk_batches`. The space holds a ring of `ring_chunks` chunk slots (and, from
+/// the first gathering epoch on, its batch ring: `ring_bytes()`); a producer thread keeps
+/// `prefetch_chunks` chunks loading ahead of the one being read (on `CudaSpace`: on a copy stream
+/// of its own, through two page-locked staging buffers, with events ordering the copies against
+/// `stream()`; nothing waits on the host but a reader that outruns the copies).
 ///
 /// Shuffling: `Shuffle::batches` permutes the chunk order and, within each chunk, its batch
 /// order (zero-copy: a batch holds consecutive rows). `Shuffle::samples` permutes the chunk order
@@ -70,7 +70,7 @@ struct StreamFromSources;
 /// chunks, all resident at once, and deals each batch from a seeded permutation of all the rows
 /// of its window (keyed by seed, epoch and window: the same on every space), so that rows of
 /// different chunks mix within a batch; those batches are gathered into a ring of
-/// `ring_depth` batches (see `epoch(options, conversion)` for its lifetime rules). Under either
+/// `ring_depth` batches (see `StreamingEpoch` for how long a gathered view lives). Under either
 /// shuffle a last batch that is short (or padded) on some rank stays last, with its chunk, as
 /// in a `DeviceDataset`'s shuffled epochs, so that preloaded and streamed ranks of a job take
 /// steps of the same sizes. A window is still narrower than `DeviceDataset`'s whole-epoch
@@ -121,8 +121,10 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @brief Exchanges the contents of two datasets.
   void swap(StreamingDataset& other) noexcept { std::swap(*this, other); }
 
-  /// @brief Bytes of the ring: the dataset's one allocation in the space.
+  /// @brief Bytes of the chunk ring, the allocation the dataset is made with.
   [[nodiscard]] std::size_t bytes() const noexcept { return streamer_ ? streamer_->bytes() : 0; }
+  /// @brief Bytes of the batch ring of gathering epochs: 0 until the first one is made.
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
   /// @brief Bytes the fields would take preloaded (what did not fit).
   [[nodiscard]] std::size_t data_bytes() const noexcept { return core_.layout().total_bytes; }
   /// @brief Batches per chunk (`StreamOptions::chunk_batches`, or the automatic size; at most
