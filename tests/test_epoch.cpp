@@ -255,9 +255,12 @@ TEST(HostGather, EveryFieldMatchesAPlainGatherAtEveryTeamSizeAndLayout) {
         std::vector<std::int64_t> indices(batch, -1);
         resident::detail::host_gather(
             order, batch, indices.data(), workers,
-            resident::detail::GatherField{images.data(), converted.data(), pixels, normalize},
-            resident::detail::GatherField{labels.data(), gathered.data(), std::size_t{1},
-                                          resident::NoConversion{}});
+            resident::detail::GatherField{
+                resident::detail::StoredRows<std::uint8_t>{images.data(), pixels}, converted.data(),
+                pixels, normalize},
+            resident::detail::GatherField{
+                resident::detail::StoredRows<std::int32_t>{labels.data(), 1}, gathered.data(),
+                std::size_t{1}, resident::NoConversion{}});
         for (std::size_t r = 0; r < batch; ++r) {
           const std::uint64_t row = order.row(r);
           ASSERT_EQ(indices[r], static_cast<std::int64_t>(row)) << r;

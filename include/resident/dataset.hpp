@@ -85,14 +85,15 @@ Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& 
 }  // namespace detail
 
 /// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
-/// streamed one, with the same batches, size and iteration.
-template <class Owner, bool Kernels>
+/// streamed one, with the same batches (converted and augmented alike), size and iteration.
+template <class Owner, bool Kernels, class Conversion = NoConversion,
+          class Augment = NoAugmentation>
 class DatasetEpoch {
-  using Preloaded = Epoch<typename Owner::preloaded_type, NoConversion, Kernels>;
-  using Streamed = StreamingEpoch<typename Owner::streaming_type>;
+  using Preloaded = Epoch<typename Owner::preloaded_type, Conversion, Kernels, Augment>;
+  using Streamed = StreamingEpoch<typename Owner::streaming_type, Conversion, Kernels, Augment>;
 
  public:
-  using batch_type = typename Owner::batch_type;         ///< One view per field.
+  using batch_type = typename Preloaded::batch_type;     ///< One view per field.
   using iterator = detail::BatchIterator<DatasetEpoch>;  ///< Input iterator over batches.
 
   /// @brief Use `Dataset::epoch`.
@@ -174,9 +175,36 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
   /// shuffle costs and means).
   template <bool Kernels = detail::kernels_available>
   [[nodiscard]] DatasetEpoch<Dataset, Kernels> epoch(EpochOptions options = {}) {
-    if (auto* ds = preloaded())
-      return DatasetEpoch<Dataset, Kernels>(ds->template epoch<Kernels>(options));
-    return DatasetEpoch<Dataset, Kernels>(streaming()->epoch(options));
+    return held_epoch<DatasetEpoch<Dataset, Kernels>>(
+        [&](auto& ds) { return ds.template epoch<Kernels>(options); });
+  }
+  /// @brief One epoch with field `Field` converted (see `DeviceDataset::epoch`).
+  template <std::size_t Field, class Op, bool Kernels = detail::kernels_available>
+  [[nodiscard]] DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>> epoch(
+      EpochOptions options, FieldConversion<Field, Op> conversion) {
+    return held_epoch<DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>>>(
+        [&](auto& ds) { return ds.template epoch<Field, Op, Kernels>(options, conversion); });
+  }
+  /// @brief One epoch with field `Field`'s images augmented (see `DeviceDataset::epoch`).
+  template <std::size_t Field, bool Kernels = detail::kernels_available>
+  [[nodiscard]] DatasetEpoch<Dataset, Kernels, NoConversion, FieldAugmentation<Field>> epoch(
+      EpochOptions options, FieldAugmentation<Field> augmentation) {
+    return held_epoch<DatasetEpoch<Dataset, Kernels, NoConversion, FieldAugmentation<Field>>>(
+        [&](auto& ds) { return ds.template epoch<Field, Kernels>(options, augmentation); });
+  }
+  /// @brief One epoch augmented, converted, then cut out (see `DeviceDataset::epoch`).
+  template <std::size_t Field, class Op, std::size_t Augmented,
+            bool Kernels = detail::kernels_available>
+  [[nodiscard]] DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>,
+                             FieldAugmentation<Augmented>>
+  epoch(EpochOptions options, FieldConversion<Field, Op> conversion,
+        FieldAugmentation<Augmented> augmentation) {
+    return held_epoch<
+        DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>, FieldAugmentation<Augmented>>>(
+        [&](auto& ds) {
+          return ds.template epoch<Field, Op, Augmented, Kernels>(options, conversion,
+                                                                  augmentation);
+        });
   }
 
   /// @cond impl
@@ -190,6 +218,13 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
   /// @endcond
 
  private:
+  // The epoch `make` makes of whichever dataset is held.
+  template <class Result, class Make>
+  [[nodiscard]] Result held_epoch(Make&& make) {
+    if (auto* ds = preloaded()) return Result(make(*ds));
+    return Result(make(*streaming()));
+  }
+
   std::variant<preloaded_type, streaming_type> data_;
   Plan plan_;
 };

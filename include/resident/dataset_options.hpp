@@ -45,7 +45,7 @@ constexpr const char* remainder_name(Remainder remainder) noexcept {
 /// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through a
 /// ring of `ring_chunks` chunk slots in the space while `prefetch_chunks` of them load ahead.
 struct StreamOptions {
-  /// @brief Batches per chunk (the unit of every copy and of the streaming shuffle's window;
+  /// @brief Batches per chunk (the unit of every copy and of the sample shuffle's windows;
   /// more than the batches means one chunk). 0: as many as make about 64 MiB, spread evenly
   /// over the chunks; on a single rank also at most `1 / ring_chunks` of the usable memory. In
   /// a sharded job (`world_size > 1`) the automatic size never depends on the rank's free
@@ -54,6 +54,8 @@ struct StreamOptions {
   std::size_t chunk_batches = 0;
   /// @brief Chunk slots in the space (at least `prefetch_chunks + 1`). A view of a chunk stays
   /// valid until the epoch reaches the chunk `ring_chunks - prefetch_chunks` chunks later.
+  /// `Shuffle::samples` mixes rows within windows of that many chunks (at most 16), all
+  /// resident at once beside the prefetch: raise it for a wider shuffle window.
   /// Data of fewer chunks gets one slot per chunk (each loaded once per pass), so that the
   /// ring never holds more than the data; `StreamingDataset::ring_chunks()` says how many.
   std::size_t ring_chunks = 4;

@@ -90,6 +90,87 @@ struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
   using type = typename Op::output_type;
 };
 
+/// @brief What a gathering epoch does to each field besides copying it: the conversion and the
+/// augmentation (either may be none) and the augmentation's key, shared by the preloaded and
+/// the streamed epochs so that both transform a row alike.
+template <class Conversion, class Augment, class Stored>
+struct FieldTransforms {
+  using Op = typename conversion_op<Conversion>::type;
+  static constexpr std::size_t fields = std::tuple_size_v<Stored>;
+  template <std::size_t Field>
+  using stored_t = typename std::tuple_element_t<Field, Stored>::value_type;
+  template <std::size_t Field>
+  using output_t = typename batch_element<Conversion, Field, stored_t<Field>>::type;
+
+  Conversion conversion;
+  Augment augment;
+  AugmentKey key{};
+  NoConversion no_conversion{};
+
+  /// @brief Checks that the conversion and the augmentation fit their fields' rows and keys
+  /// the augmentation's draws by the row of the caller's whole data, so that every rank of a
+  /// sharded job (and every kind of dataset) augments a row as one unsharded dataset would.
+  /// @throws InvalidArgument when either does not fit.
+  void check(const std::array<std::size_t, fields>& row_elements, const EpochOptions& options,
+             const ShardGeometry& geometry) {
+    if constexpr (checks_row_layout<Op>::value)
+      conversion.op.check_row_layout(row_elements[Conversion::field]);
+    if constexpr (!std::is_same_v<Augment, NoAugmentation>) {
+      augment.augmentation.check(row_elements[Augment::field]);
+      key = {options.seed, options.epoch,
+             geometry.pad_from_source_start ? 0 : geometry.source_first};
+    }
+  }
+
+  /// Field `Field`'s conversion, or `NoConversion`.
+  template <std::size_t Field>
+  [[nodiscard]] const auto& op() const noexcept {
+    if constexpr (converts<Conversion, Field>::value)
+      return conversion.op;
+    else
+      return no_conversion;
+  }
+  /// Field `Field`'s augmentation, or null.
+  template <std::size_t Field>
+  [[nodiscard]] const Augmentation* augmentation() const noexcept {
+    if constexpr (augments<Augment, Field>::value)
+      return &augment.augmentation;
+    else
+      return nullptr;
+  }
+
+  /// The gather ring's element sizes: the default width (see `ring_element_bytes`) or the
+  /// conversion's output, whichever is wider.
+  [[nodiscard]] static std::array<std::size_t, fields> ring_element_sizes() {
+    return sizes(std::make_index_sequence<fields>{});
+  }
+
+ private:
+  template <std::size_t... Field>
+  static std::array<std::size_t, fields> sizes(std::index_sequence<Field...> /*fields*/) {
+    return {std::max(ring_element_bytes(sizeof(stored_t<Field>)), sizeof(output_t<Field>))...};
+  }
+};
+
+/// @brief Refuses a device gather where this translation unit cannot launch kernels.
+/// @throws InvalidArgument saying what to do.
+template <bool Kernels>
+void require_kernels() {
+  if constexpr (!Kernels)
+    throw InvalidArgument(
+        "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
+        "augmentation or batch_indices()), which launches kernels, but this translation unit was "
+        "not compiled by nvcc; compile it as CUDA, or use Shuffle::none/batches");
+}
+
+/// Bytes of a dataset's largest batch, all fields together: what sizes a host gather's team.
+template <class Space, std::size_t Fields>
+std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
+  const auto& row_bytes = core.layout().row_bytes;
+  return core.geometry().largest_batch_rows() *
+         std::accumulate(row_bytes.begin(), row_bytes.end(), std::size_t{0});
+}
+
 }  // namespace detail
 
 /// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as
@@ -118,7 +199,6 @@ class Epoch {
   using Space = typename Owner::space_type;
   using Stored = typename Owner::batch_type;
   static constexpr std::size_t fields = Owner::num_fields;
-  using Op = typename detail::conversion_op<Conversion>::type;
   static constexpr bool has_conversion = !std::is_same_v<Conversion, NoConversion>;
   static constexpr bool has_augmentation = !std::is_same_v<Augment, NoAugmentation>;
   // Whether every batch is gathered, whatever the shuffle.
@@ -147,20 +227,11 @@ class Epoch {
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
         options_(options),
-        conversion_(conversion),
-        augment_(augment),
+        transforms_{conversion, augment},
         lane_(dataset.impl_core().geometry().lane) {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
-    if constexpr (detail::checks_row_layout<Op>::value)
-      conversion_.op.check_row_layout(dataset.template field<Conversion::field>().row_elements());
     const detail::ShardGeometry& geometry = dataset.impl_core().geometry();
-    if constexpr (has_augmentation) {
-      augment_.augmentation.check(dataset.template field<Augment::field>().row_elements());
-      // Draws are keyed by the row of the caller's whole data, so that every rank of a sharded
-      // job augments a row as one unsharded dataset would.
-      augment_key_ = {options.seed, options.epoch,
-                      geometry.pad_from_source_start ? 0 : geometry.source_first};
-    }
+    transforms_.check(dataset.impl_core().layout().row_elements, options, geometry);
     if (options.shuffle == Shuffle::batches) {
       // A short last batch stays last (see ShardGeometry::short_last).
       batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
@@ -258,14 +329,6 @@ class Epoch {
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
 
-  // The gather ring's slot layout for this epoch's element types: the default width (see
-  // `ring_element_bytes`) or the conversion's output, whichever is wider.
-  template <std::size_t... Field>
-  static std::array<std::size_t, fields> ring_element_sizes(std::index_sequence<Field...>) {
-    return {
-        std::max(detail::ring_element_bytes(sizeof(stored_t<Field>)), sizeof(output_t<Field>))...};
-  }
-
   void check_index(std::size_t k) const {
     if (k >= size())
       throw std::out_of_range("resident: epoch batch " + std::to_string(k) +
@@ -315,9 +378,8 @@ class Epoch {
 
   void claim_ring() {
     const detail::DatasetCore<Space, fields>& core = dataset_->impl_core();
-    const auto ring = detail::make_ring_layout(
-        core.layout(), ring_element_sizes(std::make_index_sequence<fields>{}),
-        core.config().ring_depth);
+    const auto ring = detail::make_ring_layout(core.layout(), transforms_.ring_element_sizes(),
+                                               core.config().ring_depth);
     generation_ = dataset_->impl_ring().claim(core.space(), core.config(), ring.total_bytes,
                                               ring.depth, dataset_->bytes());
     ring_ = ring;
@@ -356,9 +418,11 @@ class Epoch {
         // One pass for every field, the row ids computed once (see host_gather).
         detail::host_gather(
             order, rows, indices, host_workers(),
-            detail::GatherField{dataset_->template field<Field>().data(), ring_field<Field>(base),
-                                row_elements<Field>(), field_op<Field>(),
-                                field_augmentation<Field>(), augment_key_}...);
+            detail::GatherField{
+                detail::StoredRows<stored_t<Field>>{dataset_->template field<Field>().data(),
+                                                    row_elements<Field>()},
+                ring_field<Field>(base), row_elements<Field>(), transforms_.template op<Field>(),
+                transforms_.template augmentation<Field>(), transforms_.key}...);
       } else {
         for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
       }
@@ -366,7 +430,7 @@ class Epoch {
       (gather_field<Field>(ring_field<Field>(base), order, rows, Field == 0 ? indices : nullptr),
        ...);
     } else {
-      require_kernels();
+      detail::require_kernels<Kernels>();
 #if defined(__CUDACC__)
       detail::device_fill_indices(order, rows, indices, dataset_->stream());
 #endif
@@ -383,11 +447,13 @@ class Epoch {
   template <std::size_t Field>
   void gather_field(output_t<Field>* to, const detail::RowOrder& order, std::size_t rows,
                     std::int64_t* indices) {
-    require_kernels();
+    detail::require_kernels<Kernels>();
 #if defined(__CUDACC__)
     const auto source = dataset_->template field<Field>();
-    detail::device_gather(source.data(), to, source.row_elements(), order, rows, field_op<Field>(),
-                          field_augmentation<Field>(), augment_key_, indices, dataset_->stream());
+    detail::device_gather(detail::StoredRows<stored_t<Field>>{source.data(), source.row_elements()},
+                          to, source.row_elements(), order, rows, transforms_.template op<Field>(),
+                          transforms_.template augmentation<Field>(), transforms_.key, indices,
+                          dataset_->stream());
 #else
     (void)to, (void)order, (void)rows, (void)indices;
 #endif
@@ -401,41 +467,10 @@ class Epoch {
   // The copy team of this epoch's host gathers, made at the first: sized by the bytes of the
   // largest batch, all fields together.
   detail::CopyWorkers& host_workers() {
-    if (!workers_) {
-      const auto& core = dataset_->impl_core();
-      const auto& row_bytes = core.layout().row_bytes;
-      const std::size_t batch_bytes =
-          core.geometry().largest_batch_rows() *
-          std::accumulate(row_bytes.begin(), row_bytes.end(), std::size_t{0});
-      workers_ = std::make_unique<detail::CopyWorkers>(detail::gather_thread_count(batch_bytes));
-    }
+    if (!workers_)
+      workers_ = std::make_unique<detail::CopyWorkers>(
+          detail::gather_thread_count(detail::batch_bytes(dataset_->impl_core())));
     return *workers_;
-  }
-
-  template <std::size_t Field>
-  [[nodiscard]] const auto& field_op() const noexcept {
-    if constexpr (detail::converts<Conversion, Field>::value)
-      return conversion_.op;
-    else
-      return no_conversion_;
-  }
-
-  // Field `Field`'s augmentation, or null.
-  template <std::size_t Field>
-  [[nodiscard]] const Augmentation* field_augmentation() const noexcept {
-    if constexpr (detail::augments<Augment, Field>::value)
-      return &augment_.augmentation;
-    else
-      return nullptr;
-  }
-
-  static void require_kernels() {
-    if constexpr (!Kernels)
-      throw InvalidArgument(
-          "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
-          "augmentation or batch_indices()), which launches kernels, but this translation unit was "
-          "not "
-          "compiled by nvcc; compile it as CUDA, or use Shuffle::none/batches");
   }
 
   template <std::size_t... Field>
@@ -452,10 +487,7 @@ class Epoch {
   Owner* dataset_;
   detail::TenancyLease lease_;  // checked before every use of `dataset_`
   EpochOptions options_;
-  Conversion conversion_;
-  NoConversion no_conversion_{};
-  Augment augment_;
-  detail::AugmentKey augment_key_{};
+  detail::FieldTransforms<Conversion, Augment, Stored> transforms_;
   std::size_t lane_;  // this epoch's share of each round of the order (replicated)
   Permutation batch_order_;
   Permutation sample_order_;

@@ -65,6 +65,12 @@ void skip_unless_usable() {
   GTEST_SKIP() << "skipped: " << *why;
 }
 
+/// Whether this translation unit can gather into `Space` (its gathers need kernels where the
+/// space gathers with them, and kernels need nvcc).
+template <class Space>
+inline constexpr bool gathers_here =
+    !space_traits<Space>::gathers_with_kernels || detail::kernels_available;
+
 /// Names typed-test instances by space ("HostSpace", "CudaSpace", ...) instead of 0, 1.
 struct SpaceName {
   template <class Space>

@@ -100,6 +100,7 @@ class ChunkPipeline {
     pieces_.share(readers_help);
     next_ = first;
     held_ = first;
+    released_ = first;
     count_ = count;
     depth_ = depth;
     error_ = nullptr;
@@ -126,11 +127,12 @@ class ChunkPipeline {
 
   /// @brief Lets the producer run up to `position + depth` and waits until `position` is
   /// loaded, running shared pieces of the loads meanwhile; rethrows the producer's exception if it
-  /// failed at or before `position`. `release(p)` is called for every position given up (`held,
-  /// ..., position - 1`) before the producer may reuse their slots.
+  /// failed at or before `position`. `release(p)` is called for every position given up before
+  /// `keep_from` (at most `position`) and not given up yet, before the producer may reuse their
+  /// slots: a reader that reads a window of positions at once keeps the window's first ones.
   template <class Release>
-  void acquire(std::size_t position, Release&& release) {
-    for (std::size_t given_up = held_; given_up < position; ++given_up) release(given_up);
+  void acquire(std::size_t position, std::size_t keep_from, Release&& release) {
+    for (; released_ < keep_from; ++released_) release(released_);
     std::unique_lock<std::mutex> lock(mutex_);
     held_ = position;
     changed_.notify_all();
@@ -176,9 +178,10 @@ class ChunkPipeline {
   SharedPieces pieces_{mutex_, changed_};
   std::thread producer_;
   Load load_;
-  std::size_t next_ = 0;   // first position not loaded yet
-  std::size_t held_ = 0;   // position the reader holds (or waits for)
-  std::size_t count_ = 0;  // end of the order
+  std::size_t next_ = 0;      // first position not loaded yet
+  std::size_t held_ = 0;      // position the reader holds (or waits for)
+  std::size_t released_ = 0;  // first position not given up (reader only)
+  std::size_t count_ = 0;     // end of the order
   std::size_t depth_ = 0;
   std::exception_ptr error_;
   bool failed_ = false;  // the reader has been given error_: the pass delivers nothing more

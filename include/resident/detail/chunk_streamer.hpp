@@ -16,14 +16,17 @@
 
 #include "resident/detail/chunk_loader.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/resources.hpp"
+#include "resident/detail/row_order.hpp"
 #include "resident/detail/row_source.hpp"
 #include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/stream_layout.hpp"
 #include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
+#include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident::detail {
@@ -86,21 +89,85 @@ class ChunkStreamer {
   /// where needed, gives up the chunks behind it, and waits only for its own chunk.
   [[nodiscard]] Served serve(const PassOrder& order, std::size_t k) {
     const auto [position, place] = locate(order, k, stream_, layout_.geometry.batches);
-    if (active_order_ == nullptr || active_order_->id != order.id || !pipeline_.can_reach(position))
-      restart(order, position);
-    if (held_ != position) {
-      pipeline_.acquire(position, [this](std::size_t given_up) {
-        transport_->release(given_up % stream_.ring_chunks);
-      });
-      transport_->acquire(position % stream_.ring_chunks);
-      held_ = position;
-    }
+    hold(order, position, position);
     const std::size_t chunk = order.chunk_at[position];
     const std::size_t local = local_batch(order, chunk, place, layout_.geometry, stream_);
     return {slots_.data() + (position % stream_.ring_chunks) * stream_.slot_bytes,
             local * layout_.geometry.batch_size,
             layout_.geometry.slice(chunk * stream_.chunk_batches + local, order.lane)};
   }
+
+  /// Where the rows of a gathered batch lie (see `ChunkRows`) and its slice of the order.
+  struct Gathered {
+    ChunkRows rows;
+    BatchSlice slice;
+  };
+
+  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one. Under
+  /// `Shuffle::samples` its rows are drawn from the window of `window_chunks` positions it is
+  /// in (every chunk of which is held), by a permutation of all the window's full batches'
+  /// rows keyed by the seed, the epoch and the window; a short last batch is read straight,
+  /// and last, as in every shuffled epoch.
+  [[nodiscard]] Gathered gather(const PassOrder& order, std::size_t k) {
+    const ShardGeometry& geometry = layout_.geometry;
+    const auto [position, place] = locate(order, k, stream_, geometry.batches);
+    const std::size_t chunk = order.chunk_at[position];
+    const std::size_t local = local_batch(order, chunk, place, geometry, stream_);
+    const std::size_t batch = chunk * stream_.chunk_batches + local;
+    Gathered gathered{};
+    ChunkRows& rows = gathered.rows;
+    rows.batch_size = geometry.batch_size;
+    rows.chunk_batches = stream_.chunk_batches;
+    rows.lanes = geometry.lanes;
+    rows.lane = order.lane;
+    const bool short_batch = geometry.short_last && batch + 1 == geometry.batches;
+    if (order.options.shuffle != Shuffle::samples || short_batch) {
+      hold(order, position, position);
+      gathered.slice = geometry.slice(batch, order.lane);
+      rows.slot[0] = position % stream_.ring_chunks;
+      rows.slot_row = local * geometry.batch_size;
+      rows.straight = RowOrder{{}, geometry.order_rows, gathered.slice.first};
+      return gathered;
+    }
+    const std::size_t first = position / stream_.window_chunks * stream_.window_chunks;
+    const std::size_t end = std::min(first + stream_.window_chunks, stream_.chunks);
+    hold(order, first, end - 1);
+    // The window's chunks, one with fewer batches (the last chunk) moved last, so that a
+    // window row's chunk is its batch over `chunk_batches`; `q` numbers the epoch's batches of
+    // the window from 0.
+    std::size_t listed = 0;
+    std::size_t fewer = end;
+    std::size_t window_batches = 0;
+    std::size_t q = place;
+    const auto list = [&](std::size_t at) {
+      rows.slot[listed] = at % stream_.ring_chunks;
+      rows.first_batch[listed] = order.chunk_at[at] * stream_.chunk_batches;
+      ++listed;
+    };
+    for (std::size_t at = first; at < end; ++at) {
+      const std::size_t batches = stream_.batches_of(order.chunk_at[at], geometry.batches);
+      window_batches += batches;
+      if (at < position) q += batches;
+      if (batches < stream_.chunk_batches)
+        fewer = at;
+      else
+        list(at);
+    }
+    if (fewer != end) list(fewer);
+    const bool holds_short = geometry.short_last && order.chunk_at[end - 1] + 1 == stream_.chunks;
+    window_batches -= holds_short ? 1 : 0;
+    constexpr std::uint64_t window_key = 0x77696e646f77ULL;  // "window": its own key stream
+    rows.samples =
+        Permutation(window_batches * geometry.batch_size,
+                    mix64(order.options.seed ^ window_key) ^ mix64(first), order.options.epoch);
+    rows.first = q * geometry.batch_size;
+    gathered.slice = {0, geometry.batch_size, geometry.batch_size};
+    return gathered;
+  }
+
+  /// The slots' first byte and layout, for the gathers that read them.
+  [[nodiscard]] const std::byte* slots() const noexcept { return slots_.data(); }
+  [[nodiscard]] const StreamLayout<Fields>& stream_layout() const noexcept { return stream_; }
 
   /// @brief The slot of epoch batch `k` of `order` for `StreamingEpoch::wait` and `release`
   /// (`call`): the chunk the reader holds, since a chunk given up has had its slot's order
@@ -131,6 +198,25 @@ class ChunkStreamer {
   using Loader = ChunkLoader<Transport, Fields>;
   static constexpr std::size_t no_position = static_cast<std::size_t>(-1);
 
+  // Holds positions [first, last] of `order` loaded: starts or restarts the pass where it
+  // cannot reach them, gives up the chunks before `first` and orders the reader after each
+  // held chunk's copies.
+  void hold(const PassOrder& order, std::size_t first, std::size_t last) {
+    if (active_order_ == nullptr || active_order_->id != order.id || !pipeline_.can_reach(last) ||
+        first < acquired_first_)
+      restart(order, first);
+    if (held_ != last) {
+      pipeline_.acquire(last, first, [this](std::size_t given_up) {
+        transport_->release(given_up % stream_.ring_chunks);
+      });
+      for (std::size_t at = std::max(first, acquired_end_); at <= last; ++at)
+        transport_->acquire(at % stream_.ring_chunks);
+      acquired_first_ = first;
+      acquired_end_ = last + 1;
+      held_ = last;
+    }
+  }
+
   // Stops the running pass, frees every slot once the reader's work so far is done, and
   // starts `order` at `position`.
   void restart(const PassOrder& order, std::size_t position) {
@@ -138,6 +224,8 @@ class ChunkStreamer {
     for (std::size_t slot = 0; slot < stream_.ring_chunks; ++slot) transport_->release(slot);
     active_order_ = std::make_shared<const PassOrder>(order);
     held_ = no_position;
+    acquired_first_ = position;
+    acquired_end_ = position;
     pipeline_.start(position, stream_.chunks, stream_.prefetch_chunks, stream_.reader_copies,
                     [loader = loader_, pass = active_order_](std::size_t at, SharedPieces& pieces) {
                       loader->load(*pass, at, pieces);
@@ -155,6 +243,8 @@ class ChunkStreamer {
   std::shared_ptr<const PassOrder> plain_order_;
   std::shared_ptr<const PassOrder> active_order_;
   std::size_t held_ = no_position;
+  std::size_t acquired_first_ = 0;  // first position held (the window's first)
+  std::size_t acquired_end_ = 0;    // past the last position the reader was ordered after
 };
 
 }  // namespace resident::detail

@@ -18,6 +18,7 @@
 #include "resident/augment.hpp"
 #include "resident/convert.hpp"
 #include "resident/detail/augment_row.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/cuda_try.hpp"
 #include "resident/detail/row_order.hpp"
 
@@ -27,34 +28,34 @@ inline constexpr unsigned gather_threads = 128;
 
 /// One block per row: every thread works out the row (a few dozen integer operations), then
 /// the block copies it in `Word`s, coalesced.
-template <class Word>
-__global__ void copy_rows_kernel(const Word* source, Word* destination, std::size_t row_words,
-                                 RowOrder order, std::int64_t* indices) {
+template <class Word, class Source, class Order>
+__global__ void copy_rows_kernel(Source source, Word* destination, std::size_t row_words,
+                                 Order order, std::int64_t* indices) {
   const std::size_t r = blockIdx.x;
   const std::uint64_t row = order.row(r);
   if (indices != nullptr && threadIdx.x == 0) indices[r] = static_cast<std::int64_t>(row);
-  const Word* from = source + row * row_words;
+  const Word* from = source.at(r, row);
   Word* to = destination + r * row_words;
   for (std::size_t w = threadIdx.x; w < row_words; w += blockDim.x) to[w] = from[w];
 }
 
-template <class In, class Out, class Op>
-__global__ void convert_rows_kernel(const In* source, Out* destination, std::size_t row_elements,
-                                    RowOrder order, Op op, std::int64_t* indices) {
+template <class Source, class Out, class Op, class Order>
+__global__ void convert_rows_kernel(Source source, Out* destination, std::size_t row_elements,
+                                    Order order, Op op, std::int64_t* indices) {
   const std::size_t r = blockIdx.x;
   const std::uint64_t row = order.row(r);
   if (indices != nullptr && threadIdx.x == 0) indices[r] = static_cast<std::int64_t>(row);
-  const In* from = source + row * row_elements;
+  const auto* from = source.at(r, row);
   Out* to = destination + r * row_elements;
   for (std::size_t e = threadIdx.x; e < row_elements; e += blockDim.x) to[e] = op(from[e], e);
 }
 
 /// One block per row: the block's first thread draws the sample's augmentation (shared), then
 /// each element is read from where the crop and flip move it, converted, and cut out.
-template <class In, class Out, class Op>
-__global__ void augment_rows_kernel(const In* source, Out* destination, std::size_t row_elements,
-                                    RowOrder order, Op op, Augmentation augmentation,
-                                    AugmentKey key, std::int64_t* indices) {
+template <class Source, class Out, class Op, class Order>
+__global__ void augment_rows_kernel(Source source, Out* destination, std::size_t row_elements,
+                                    Order order, Op op, Augmentation augmentation, AugmentKey key,
+                                    std::int64_t* indices) {
   __shared__ SampleDraws draws;
   const std::size_t r = blockIdx.x;
   const std::uint64_t row = order.row(r);
@@ -63,7 +64,8 @@ __global__ void augment_rows_kernel(const In* source, Out* destination, std::siz
     draws = draw_sample(augmentation, key, row);
   }
   __syncthreads();
-  const In* from = source + row * row_elements;
+  using In = typename Source::element_type;
+  const In* from = source.at(r, row);
   Out* to = destination + r * row_elements;
   for (std::size_t e = threadIdx.x; e < row_elements; e += blockDim.x) {
     const std::int64_t at = source_element(augmentation, draws, e);
@@ -84,28 +86,32 @@ __global__ void fill_indices_kernel(RowOrder order, std::size_t rows, Index* ind
   if (r < rows) indices[r] = static_cast<Index>(order.row(r));
 }
 
-template <class Word>
-void launch_copy_rows(const void* source, void* destination, std::size_t row_bytes,
-                      const RowOrder& order, std::size_t rows, std::int64_t* indices,
+template <class Word, class Source, class Order>
+void launch_copy_rows(const Source& source, void* destination, std::size_t row_bytes,
+                      const Order& order, std::size_t rows, std::int64_t* indices,
                       cudaStream_t stream) {
-  copy_rows_kernel<Word><<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
-      static_cast<const Word*>(source), static_cast<Word*>(destination), row_bytes / sizeof(Word),
-      order, indices);
+  const auto words = source.template as<Word>();
+  copy_rows_kernel<Word, decltype(words), Order>
+      <<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
+          words, static_cast<Word*>(destination), row_bytes / sizeof(Word), order, indices);
 }
 
 /// @brief The device counterpart of `host_gather`, launched on `stream` (no synchronisation).
 /// Rows are copied in the widest word their size allows: field bases and ring slots are
 /// 256-byte aligned, so every row of a size divisible by the word is aligned to it.
-/// With an `augmentation`, one kernel gathers, augments (keyed by `key`) and converts.
-template <class In, class Out, class Op>
-void device_gather(const In* source, Out* destination, std::size_t row_elements,
-                   const RowOrder& order, std::size_t rows, const Op& op,
+/// With an `augmentation`, one kernel gathers, augments (keyed by `key`) and converts. `source`
+/// is a `StoredRows` or a `ChunkSlotRows` of the field; `order` a `RowOrder` or a `ChunkRows`.
+template <class Source, class Out, class Op, class Order>
+void device_gather(const Source& source, Out* destination, std::size_t row_elements,
+                   const Order& order, std::size_t rows, const Op& op,
                    const Augmentation* augmentation, const AugmentKey& key, std::int64_t* indices,
                    cudaStream_t stream) {
+  using In = typename Source::element_type;
   if (rows == 0) return;
   if (augmentation != nullptr) {
-    augment_rows_kernel<In, Out, Op><<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
-        source, destination, row_elements, order, op, *augmentation, key, indices);
+    augment_rows_kernel<Source, Out, Op, Order>
+        <<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
+            source, destination, row_elements, order, op, *augmentation, key, indices);
   } else if constexpr (std::is_same_v<Op, NoConversion>) {
     static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
     const std::size_t row_bytes = row_elements * sizeof(In);
@@ -118,8 +124,9 @@ void device_gather(const In* source, Out* destination, std::size_t row_elements,
     else
       launch_copy_rows<std::uint8_t>(source, destination, row_bytes, order, rows, indices, stream);
   } else {
-    convert_rows_kernel<In, Out, Op><<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
-        source, destination, row_elements, order, op, indices);
+    convert_rows_kernel<Source, Out, Op, Order>
+        <<<static_cast<unsigned>(rows), gather_threads, 0, stream>>>(
+            source, destination, row_elements, order, op, indices);
   }
   RESIDENT_CUDA_TRY(cudaGetLastError());
 }

@@ -25,19 +25,21 @@ class GatherRing {
   using fences_type = typename space_traits<Space>::ring_fences;
 
   /// @brief Makes the ring at least `bytes` (of `slots` slots) in `space`: a capacity check
-  /// first, with the reserve of `config`; a refusal names the ring, the dataset's own
-  /// `dataset_bytes` and what to lower, and leaves the ring held so far as it was. Then
-  /// claims it: returns the new generation, which retires every earlier claim.
+  /// first, with the reserve of `config`; a refusal names the ring, what the dataset holds
+  /// already (`held`, `held_bytes`: "the dataset itself" uploaded, or "the streaming ring") and
+  /// what to lower, and leaves the ring held so far as it was. Then claims it: returns the new
+  /// generation, which retires every earlier claim.
   /// @throws CapacityError when the ring does not fit; what the fences' events throw.
   std::size_t claim(const Space& space, const DatasetConfig& config, std::size_t bytes,
-                    std::size_t slots, std::size_t dataset_bytes) {
+                    std::size_t slots, std::size_t held_bytes,
+                    const char* held = "the dataset itself") {
     if (memory_.bytes() < bytes) {
       const CapacityVerdict verdict = check_capacity(space, config.reserve_bytes, bytes);
       if (!verdict.fits)
         throw verdict.refusal(
-            "the dataset itself (" + format_bytes(dataset_bytes) +
-                ") is uploaded; a gathering epoch (Shuffle::samples, a conversion or "
-                "batch_indices()) needs this ring of " +
+            std::string(held) + " (" + format_bytes(held_bytes) +
+                ") is held; a gathering epoch (Shuffle::samples, a conversion, an "
+                "augmentation or batch_indices()) needs this ring of " +
                 std::to_string(config.ring_depth) +
                 " batches besides: lower DatasetOptions::ring_depth or batch_size, lower the "
                 "reserve, or use Shuffle::batches, which is zero-copy and needs no ring",

@@ -13,6 +13,7 @@
 #include "resident/augment.hpp"
 #include "resident/convert.hpp"
 #include "resident/detail/augment_row.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/row_order.hpp"
 
@@ -80,12 +81,14 @@ struct RowConverter<Normalize> {
   const Normalize* op_;
 };
 
-/// @brief One field of a host gather: rows of `row_elements` elements of `source`, gathered
-/// into `destination`, augmented by `augmentation` (none when null, keyed by `key`) and
-/// converted by `op` (`NoConversion`: copied).
-template <class In, class Out, class Op>
+/// @brief One field of a host gather: rows of `row_elements` elements read from `source` (a
+/// `StoredRows` or a `ChunkSlotRows`), gathered into `destination`, augmented by
+/// `augmentation` (none when null, keyed by `key`) and converted by `op` (`NoConversion`:
+/// copied).
+template <class Source, class Out, class Op>
 struct GatherField {
-  const In* source;
+  using In = typename Source::element_type;
+  Source source;
   Out* destination;
   std::size_t row_elements;
   const Op& op;
@@ -100,7 +103,7 @@ struct GatherField {
 
   void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert,
                 std::byte* scratch) const {
-    const In* from = source + row * row_elements;
+    const In* from = source.at(position, row);
     Out* to = destination + position * row_elements;
     if (augmentation != nullptr) {
       const SampleDraws draws = draw_sample(*augmentation, key, row);
@@ -125,36 +128,37 @@ struct GatherField {
     }
   }
 
-  void prefetch(std::uint64_t row) const noexcept {
-    prefetch_row(source + row * row_elements, row_elements * sizeof(In));
+  void prefetch(std::size_t position, std::uint64_t row) const noexcept {
+    prefetch_row(source.at(position, row), row_elements * sizeof(In));
   }
 };
 
-template <class In, class Out, class Op>
-GatherField(const In*, Out*, std::size_t, const Op&) -> GatherField<In, Out, Op>;
-template <class In, class Out, class Op>
-GatherField(const In*, Out*, std::size_t, const Op&, const Augmentation*, AugmentKey)
-    -> GatherField<In, Out, Op>;
+template <class Source, class Out, class Op>
+GatherField(Source, Out*, std::size_t, const Op&) -> GatherField<Source, Out, Op>;
+template <class Source, class Out, class Op>
+GatherField(Source, Out*, std::size_t, const Op&, const Augmentation*, AugmentKey)
+    -> GatherField<Source, Out, Op>;
 
 /// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
 /// threads: each thread takes a slice of the batch's positions, computes their row ids once
-/// into `indices` (the ring's index array) and copies every field's rows from them.
-template <class... Fields>
-void host_gather(const RowOrder& order, std::size_t rows, std::int64_t* indices,
-                 CopyWorkers& workers, const Fields&... fields) {
+/// into `indices` (the ring's index array) and copies every field's rows from them. `order`
+/// is a `RowOrder` or a `ChunkRows`.
+template <class Order, class... Fields>
+void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, CopyWorkers& workers,
+                 const Fields&... fields) {
   workers.for_each_slice(
       0, rows,
       [&](std::size_t first, std::size_t last) {
         for (std::size_t r = first; r < last; ++r)
           indices[r] = static_cast<std::int64_t>(order.row(r));
         for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
-          (fields.prefetch(static_cast<std::uint64_t>(indices[r])), ...);
+          (fields.prefetch(r, static_cast<std::uint64_t>(indices[r])), ...);
         const auto converters = std::make_tuple(RowConverter(fields.op)...);
         std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
         for (std::size_t r = first; r < last; ++r) {
           if (r + gather_prefetch_rows < last) {
             const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
-            (fields.prefetch(ahead), ...);
+            (fields.prefetch(r + gather_prefetch_rows, ahead), ...);
           }
           const auto row = static_cast<std::uint64_t>(indices[r]);
           std::apply(

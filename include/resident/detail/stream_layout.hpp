@@ -9,6 +9,7 @@
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/checked_math.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/space_traits.hpp"
@@ -27,7 +28,11 @@ struct StreamLayout {
   std::size_t chunks = 0;           ///< Chunks per epoch.
   std::size_t ring_chunks = 0;      ///< Slots of the ring (at most `chunks`, at least 1).
   std::size_t prefetch_chunks = 0;  ///< Chunks loaded ahead of the one read (< `ring_chunks`).
-  bool reader_copies = true;        ///< `StreamOptions::reader_copies`.
+  /// Chunks of one sample-shuffle window, all resident at once beside the prefetch: every chunk
+  /// when each has a slot of its own, else the slots the prefetch leaves
+  /// (`ring_chunks - prefetch_chunks`); at most `max_window_chunks`.
+  std::size_t window_chunks = 1;
+  bool reader_copies = true;                  ///< `StreamOptions::reader_copies`.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
   std::size_t total_bytes = 0;                ///< Bytes of the ring: the one allocation.
@@ -123,6 +128,12 @@ StreamLayout<Fields> make_stream_layout(const DatasetLayout<Fields>& layout,
       std::min(options.streaming.ring_chunks, std::max<std::size_t>(stream.chunks, 1));
   // Never more chunks ahead than there are other slots (none beside a lone chunk).
   stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.ring_chunks - 1);
+  // A window and the chunks loading ahead of it never share a slot: the producer, at most
+  // `prefetch_chunks` past the window's last chunk, overwrites only chunks before the window.
+  const std::size_t window = stream.chunks <= stream.ring_chunks
+                                 ? stream.chunks
+                                 : stream.ring_chunks - stream.prefetch_chunks;
+  stream.window_chunks = std::max<std::size_t>(1, std::min(window, max_window_chunks));
   stream.reader_copies = options.streaming.reader_copies;
   const std::size_t slot_rows =
       stream.chunks > 1 ? checked_mul(stream.chunk_batches, geometry.batch_size, "chunk size")
