@@ -591,7 +591,7 @@ TEST(AugmentAdversarial, ConvertedAndAugmentedFieldsOfATwoFieldDataset) {
 
 TEST(AugmentAdversarial, RefusalsLeaveTheDatasetUsable) {
   const ImageLayout l = ImageLayout::chw(1, 1, 3);
-  std::vector<std::uint8_t> images = pixels<std::uint8_t>(4 * 3, 12);
+  std::vector<std::uint8_t> images = pixels<std::uint8_t>(std::size_t{12}, 12);
   DeviceDataset<HostSpace, std::uint8_t> ds(
       HostSpace{}, batches_of(2), HostTensor<const std::uint8_t>(images.data(), {4, 1, 1, 3}));
   const auto refused = [&](const resident::FieldAugmentation<0>& augmented, const char* says) {
@@ -628,7 +628,7 @@ TEST(AugmentAdversarial, RefusalsLeaveTheDatasetUsable) {
 // rows; a gather would then walk 2^63 planes. Expected: InvalidArgument at epoch creation.
 // (The epoch is never gathered here, so the test fails without crashing.)
 TEST(AugmentAdversarial, ALayoutWhoseElementCountOverflowsIsRefused) {
-  std::vector<std::uint8_t> images(2 * 12, 1);
+  std::vector<std::uint8_t> images(std::size_t{24}, 1);
   DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, batches_of(2),
                                             HostTensor<const std::uint8_t>(images.data(), {2, 12}));
   const ImageLayout wrapping = ImageLayout::chw((std::size_t{1} << 63) + 6, 2, 1);
@@ -687,7 +687,7 @@ TEST(AugmentAdversarial, HugeSeedsEpochsAndRowIdsMatchTheReference) {
 
 TEST(AugmentAdversarial, EmptyDatasetsAndBatchesLargerThanTheData) {
   const ImageLayout l = ImageLayout::chw(1, 2, 2);
-  std::vector<std::uint8_t> images = pixels<std::uint8_t>(3 * 4, 14);
+  std::vector<std::uint8_t> images = pixels<std::uint8_t>(std::size_t{12}, 14);
   try {
     DeviceDataset<HostSpace, std::uint8_t> empty(
         HostSpace{}, batches_of(4), HostTensor<const std::uint8_t>(images.data(), {0, 1, 2, 2}));
@@ -771,7 +771,7 @@ TEST(AugmentAdversarial, ChangesToTheSourceAfterUploadDoNotMatter) {
 
 TEST(AugmentAdversarial, LifetimeRulesHoldForAugmentedEpochs) {
   const ImageLayout l = ImageLayout::chw(1, 2, 2);
-  const auto images = pixels<std::uint8_t>(8 * 4, 17);
+  const auto images = pixels<std::uint8_t>(std::size_t{32}, 17);
   DeviceDataset<HostSpace, std::uint8_t> ds(
       HostSpace{}, batches_of(2), HostTensor<const std::uint8_t>(images.data(), {8, 1, 2, 2}));
   const auto augmented = augment<0>(l, RandomFlip{1.0});
@@ -790,7 +790,7 @@ TEST(AugmentAdversarial, LifetimeRulesHoldForAugmentedEpochs) {
   auto again = moved.epoch({1, 1, Shuffle::none}, augmented);
   const auto [y] = again.batch(3);
   const auto expected = reference_row<std::uint8_t, std::uint8_t>(augmented.augmentation, {1, 1, 0},
-                                                                  6, images.data() + 6 * 4, Same{});
+                                                                  6, images.data() + 24, Same{});
   EXPECT_TRUE(bitwise_equal(y.data(), expected.data(), 4));
   // A view lives ring_depth batches: batch 0 is still intact after batch 1 of the same epoch.
   const auto [b0] = again.batch(0);
