@@ -169,8 +169,9 @@ TEST(Augment, ThreadCountDoesNotChangeThePixels) {
     const resident::NoConversion none;
     resident::detail::host_gather(
         order, n, indices.data(), workers,
-        resident::detail::GatherField{images.data(), batch.data(), layout.elements(), none,
-                                      &augmentation, key});
+        resident::detail::GatherField{
+            resident::detail::StoredRows<std::uint8_t>{images.data(), layout.elements()},
+            batch.data(), layout.elements(), none, &augmentation, key});
     results.push_back(batch);
   }
   EXPECT_EQ(results[0], results[1]);

@@ -62,6 +62,14 @@ struct Augmentation {
     RESIDENT_EXPECTS(image.channels > 0 && image.height > 0 && image.width > 0,
                      "augment: the image layout " + image.describe() +
                          " has a zero extent; give C, H and W of the field's images");
+    // C * H * W in steps that cannot wrap: H and W are bounded below, C is checked by division.
+    RESIDENT_EXPECTS(
+        image.height <= max_extent && image.width <= max_extent &&
+            image.channels <= row_elements / (image.height * image.width),
+        "augment: the image layout " + image.describe() +
+            " has more elements than the augmented field's rows: rows have " +
+            std::to_string(row_elements) +
+            " elements; declare the layout of that field's images (C * H * W = row elements)");
     RESIDENT_EXPECTS(image.elements() == row_elements,
                      "augment: the image layout " + image.describe() + " has " +
                          std::to_string(image.elements()) +

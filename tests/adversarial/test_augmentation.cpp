@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "resident/detail/augment_row.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/philox.hpp"
@@ -105,9 +106,8 @@ struct Draws {
 resident::detail::PhiloxWords words_of(const AugmentKey& key, std::uint64_t row, std::uint32_t op) {
   return resident::detail::philox4x32(
       {{static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(row >> 32),
-        static_cast<std::uint32_t>(key.epoch),
-        op + 16U * static_cast<std::uint32_t>(key.epoch >> 32)}},
-      key.seed);
+        static_cast<std::uint32_t>(key.epoch), op}},
+      key.seed ^ ((key.epoch >> 32) * 0x9E3779B97F4A7C15ULL));
 }
 
 std::uint32_t uniform_below(std::uint32_t word, std::uint64_t n) {
@@ -217,9 +217,11 @@ std::vector<Out> gather_rows(const std::vector<In>& source, std::size_t rows, co
   const resident::detail::RowOrder order{
       shuffle_seed == 0 ? resident::Permutation{} : resident::Permutation(rows, shuffle_seed, 1),
       rows, 0};
-  resident::detail::host_gather(order, rows, indices.data(), workers,
-                                resident::detail::GatherField<In, Out, Op>{
-                                    source.data(), batch.data(), a.image.elements(), op, &a, key});
+  resident::detail::host_gather(
+      order, rows, indices.data(), workers,
+      resident::detail::GatherField<resident::detail::StoredRows<In>, Out, Op>{
+          resident::detail::StoredRows<In>{source.data(), a.image.elements()}, batch.data(),
+          a.image.elements(), op, &a, key});
   return batch;
 }
 
@@ -308,7 +310,7 @@ TEST(AugmentAdversarial, WideLinesMatchThePaddedReference) {
 
 // A zero pad far wider than the image: every pixel is a zero but must be read from nowhere. The
 // source buffer is exactly the rows, so AddressSanitizer reports any read outside them.
-// DEFECT (under ASan): augment_image's unmirrored shifted copy (augment_row.hpp, the copy_run of
+// Under ASan: augment_image's unmirrored shifted copy (augment_row.hpp, the copy_run of
 // `from_plane + begin + offset`) copies from `begin + offset` even when no column is inside the
 // frame (|shift_x| >= W), i.e. up to `pad` elements before or after the stored plane.
 TEST(AugmentAdversarial, PadsWiderThanTheImageReadOnlyTheRow) {
@@ -623,8 +625,8 @@ TEST(AugmentAdversarial, RefusalsLeaveTheDatasetUsable) {
       (void)square.epoch({}, augment<0>(ImageLayout::hwc(2, 2, 1), RandomCrop{1, Fill::reflect})));
 }
 
-// DEFECT: ImageLayout::elements() is C * H * W in size_t and wraps; Augmentation::check bounds H
-// and W but not C, so C = 2^63 + 6, H = 2, W = 1 "has" 12 elements and passes for 12-element
+// Regression: ImageLayout::elements() is C * H * W in size_t and wraps; Augmentation::check bounds
+// H and W but not C, so C = 2^63 + 6, H = 2, W = 1 "has" 12 elements and passes for 12-element
 // rows; a gather would then walk 2^63 planes. Expected: InvalidArgument at epoch creation.
 // (The epoch is never gathered here, so the test fails without crashing.)
 TEST(AugmentAdversarial, ALayoutWhoseElementCountOverflowsIsRefused) {
@@ -637,7 +639,7 @@ TEST(AugmentAdversarial, ALayoutWhoseElementCountOverflowsIsRefused) {
   EXPECT_THROW((void)ds.epoch({}, augment<0>(wrapping, Cutout{1})), InvalidArgument);
 }
 
-// DEFECT: the epoch's high 32 bits enter the counter as `16 * (epoch >> 32)` in a 32-bit word
+// Regression: the epoch's high 32 bits enter the counter as `16 * (epoch >> 32)` in a 32-bit word
 // (augment_row.hpp, augment_words), so epochs 2^60 apart share every draw of every row.
 TEST(AugmentAdversarial, EpochsFarApartDrawDifferently) {
   const ImageLayout l = ImageLayout::chw(1, 8, 8);

@@ -47,13 +47,12 @@ struct SampleDraws {
 
 RESIDENT_HOST_DEVICE constexpr PhiloxWords augment_words(const AugmentKey& key, std::uint64_t row,
                                                          AugmentOp op) noexcept {
-  // Epochs past 2^32 move the op word by 16 per wrap, past every op number.
-  const auto op_word =
-      static_cast<std::uint32_t>(op) + 16U * static_cast<std::uint32_t>(key.epoch >> 32);
+  // The counter holds the epoch's low 32 bits; its high bits move the key (by an odd
+  // multiplier, so that no two of them give the same key for one seed).
   return philox4x32(
       PhiloxWords{{static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(row >> 32),
-                   static_cast<std::uint32_t>(key.epoch), op_word}},
-      key.seed);
+                   static_cast<std::uint32_t>(key.epoch), static_cast<std::uint32_t>(op)}},
+      key.seed ^ ((key.epoch >> 32) * 0x9E3779B97F4A7C15ULL));
 }
 
 /// @brief The draws of stored row `row` (`key.first_row + row` of the caller's data).
@@ -242,7 +241,8 @@ struct ColumnMasks {
   static constexpr std::size_t max_period = 1024;
   std::size_t period = 0;
   // Filled up to `period` only (no zeroing of the rest on every image).
-  alignas(16) std::uint8_t mask[max_period];  // NOLINT(modernize-avoid-c-arrays, cppcoreguidelines-pro-type-member-init)
+  alignas(16) std::uint8_t
+      mask[max_period];  // NOLINT(modernize-avoid-c-arrays, cppcoreguidelines-pro-type-member-init)
 
   /// Lines of `line_bytes` (0: none), pixels of `pixel_bytes`, columns `[first, last)` kept.
   ColumnMasks(std::size_t line_bytes, std::size_t pixel_bytes, std::size_t first,
@@ -334,7 +334,9 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
     }
     const T* from_line = from + p * plane + static_cast<std::size_t>(source_y) * line;
     fill_border(from_line, to_line, 0, inside_first);
-    if (!draws.flip) {
+    if (inside_first == inside_last) {
+      // No column's source is in the frame (a zero-filled shift of W or more): all border.
+    } else if (!draws.flip) {
       copy_run(reinterpret_cast<std::byte*>(to_line + at(inside_first)),                  // NOLINT
                reinterpret_cast<const std::byte*>(from_line + at(inside_first + shift)),  // NOLINT
                columns(inside_first, inside_last) * sizeof(T));
@@ -354,7 +356,7 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
       pixel * sizeof(T), static_cast<std::size_t>(inside_first),
       static_cast<std::size_t>(inside_last));
   for (std::size_t p = 0; p < planes; ++p) {
-    if (draws.flip) {
+    if (draws.flip || inside_first == inside_last) {
       for (std::int64_t y = 0; y < height; ++y) augment_line(p, y);
       continue;
     }
