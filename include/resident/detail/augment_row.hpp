@@ -245,6 +245,7 @@ struct ColumnMasks {
       mask[max_period];  // NOLINT(modernize-avoid-c-arrays, cppcoreguidelines-pro-type-member-init)
 
   /// Lines of `line_bytes` (0: none), pixels of `pixel_bytes`, columns `[first, last)` kept.
+  // cppcheck-suppress uninitMemberVar ; `mask` is written up to `period`, the bytes it reads.
   ColumnMasks(std::size_t line_bytes, std::size_t pixel_bytes, std::size_t first,
               std::size_t last) noexcept {
 #if defined(__SSE2__)

@@ -97,12 +97,13 @@ std::size_t automatic_chunk_batches(const DatasetLayout<Fields>& layout,
                                     const DatasetOptions& options, std::size_t usable) {
   const ShardGeometry& geometry = layout.geometry;
   std::array<std::size_t, Fields> offsets{};
-  const std::size_t batch_bytes = slot_extent(layout, geometry.largest_batch_rows(), offsets);
+  const std::size_t largest_batch_bytes =
+      slot_extent(layout, geometry.largest_batch_rows(), offsets);
   std::size_t target = default_chunk_target_bytes;
   if (options.shard.world_size == 1)
     target = std::min(target, usable / options.streaming.ring_chunks);
   const std::size_t per_chunk =
-      std::max<std::size_t>(1, target / std::max<std::size_t>(batch_bytes, 1));
+      std::max<std::size_t>(1, target / std::max<std::size_t>(largest_batch_bytes, 1));
   const std::size_t chunks = ceil_div(geometry.batches, per_chunk);
   return chunks == 0 ? 1 : ceil_div(geometry.batches, chunks);
 }
