@@ -76,7 +76,11 @@ struct SpaceName {
   template <class Space>
   static std::string GetName(int /*index*/) {
     if (std::is_same_v<Space, HostSpace>) return "HostSpace";
+#if RESIDENT_HAS_CUDA
     return std::is_same_v<Space, CudaSpace> ? "CudaSpace" : "CudaHostPinnedSpace";
+#else
+    return "HostSpace";  // the only space of a build without the CUDA toolkit
+#endif
   }
 };
 

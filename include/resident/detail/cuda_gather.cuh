@@ -17,7 +17,7 @@
 
 #include "resident/augment.hpp"
 #include "resident/convert.hpp"
-#include "resident/detail/augment_row.hpp"
+#include "resident/detail/augment_draws.hpp"
 #include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/cuda_try.hpp"
 #include "resident/detail/row_order.hpp"
