@@ -10,8 +10,9 @@
 // (`ratio_to_numpy`, from benchmarks/peers/numpy_epoch.py run as a subprocess before the epochs;
 // left out, with a message, where Python or NumPy is missing).
 // Augmented epochs (CIFAR rows as CHW 3x32x32: RandomCrop{4} and RandomFlip, then also Normalize
-// and Cutout{8}) alternate with plain `samples` epochs of the same dataset in every iteration
-// (`ratio_to_samples`: the plain epoch's mean time over the augmented one's).
+// and Cutout{8}) alternate with plain `samples` epochs of the same dataset and the same
+// conversion in every iteration (`ratio_to_samples`: the plain epoch's mean time over the
+// augmented one's, so the cost of the augmentation alone).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -112,7 +113,7 @@ void epoch_iterations(benchmark::State& state, const Space& space, Shape shape, 
   double copy_seconds = 0;
   for (int round = 0; round < 3; ++round) copy_seconds += time_copy(epoch_bytes) / 3;
   double epoch_seconds = 0;
-  double plain_seconds = 0;  // of the plain samples epochs beside augmented ones
+  double plain_seconds = 0;  // of the plain samples epochs beside augmented ones, same conversion
   std::uint64_t epoch_number = 0;
   for (auto _ : state) {
     const EpochOptions options{7, epoch_number++,
@@ -122,7 +123,8 @@ void epoch_iterations(benchmark::State& state, const Space& space, Shape shape, 
     const double seconds = time_epoch(ds, options, mode);
     epoch_seconds += seconds;
     state.SetIterationTime(seconds);
-    if (augments(mode)) plain_seconds += time_epoch(ds, options, kSamples);
+    if (augments(mode))
+      plain_seconds += time_epoch(ds, options, converts(mode) ? kSamplesNormalize : kSamples);
   }
   const double epochs = static_cast<double>(state.iterations());
   const double mean_epoch = epoch_seconds / epochs;

@@ -231,8 +231,8 @@ def table(folder, date, machine, gpu):
                      if "numpy_epochs_per_s" in run else "")
             numpy_ratio = (f", `ratio_to_numpy` {run['ratio_to_numpy']:.2f}"
                            if "ratio_to_numpy" in run else "")
-            if "ratio_to_samples" in run:  # augmented: against plain samples epochs beside it
-                numpy += ", plain samples epochs in the same iterations"
+            if "ratio_to_samples" in run:  # augmented: against plain samples epochs beside it, same conversion
+                numpy += ", plain samples epochs (same conversion) in the same iterations"
                 numpy_ratio += f", `ratio_to_samples` {run['ratio_to_samples']:.2f}"
             lines.append(f"| `{run['name'].split('/manual_time')[0]}` {mode_of(run)} | "
                          f"{run['bytes_per_second'] / 1e9:.2f} GB/s, {run['epochs_per_s']:.1f} epochs/s "
