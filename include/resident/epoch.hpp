@@ -111,14 +111,16 @@ struct FieldTransforms {
   /// the augmentation's draws by the row of the caller's whole data, so that every rank of a
   /// sharded job (and every kind of dataset) augments a row as one unsharded dataset would.
   /// @throws InvalidArgument when either does not fit.
-  void check(const std::array<std::size_t, fields>& row_elements, const EpochOptions& options,
-             const ShardGeometry& geometry) {
+  void check(const DatasetLayout<fields>& layout, const EpochOptions& options) {
     if constexpr (checks_row_layout<Op>::value)
-      conversion.op.check_row_layout(row_elements[Conversion::field]);
+      conversion.op.check_row_layout(layout.row_elements[Conversion::field]);
     if constexpr (!std::is_same_v<Augment, NoAugmentation>) {
-      augment.augmentation.check(row_elements[Augment::field]);
-      key = {options.seed, options.epoch,
-             geometry.pad_from_source_start ? 0 : geometry.source_first};
+      augment.augmentation.check(layout.row_elements[Augment::field]);
+      // A rank without rows of its own stores the caller's first rows, cycled, as its padding.
+      const ShardGeometry& geometry = layout.geometry;
+      key = geometry.pad_from_source_start
+                ? AugmentKey{options.seed, options.epoch, 0, layout.source_rows}
+                : AugmentKey{options.seed, options.epoch, geometry.source_first, 0};
     }
   }
 
@@ -231,7 +233,7 @@ class Epoch {
         lane_(dataset.impl_core().geometry().lane) {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     const detail::ShardGeometry& geometry = dataset.impl_core().geometry();
-    transforms_.check(dataset.impl_core().layout().row_elements, options, geometry);
+    transforms_.check(dataset.impl_core().layout(), options);
     if (options.shuffle == Shuffle::batches) {
       // A short last batch stays last (see ShardGeometry::short_last).
       batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);

@@ -349,7 +349,7 @@ class StreamingEpoch {
         transforms_{conversion, augment} {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     const detail::DatasetCore<Space, fields>& core = dataset.impl_core();
-    transforms_.check(core.layout().row_elements, options, core.geometry());
+    transforms_.check(core.layout(), options);
     order_ = dataset.impl_streamer().make_order(options);
     if (gathers()) claim_ring();
   }

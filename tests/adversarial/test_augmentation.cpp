@@ -539,6 +539,48 @@ TEST(AugmentAdversarial, PaddingRowsAndBatchIndicesOfShardedEpochs) {
   }
 }
 
+// A rank that owns none of the rows (fewer rows than ranks) pads its batches with the caller's
+// first rows, cycled: each padding row is augmented with the draws of the row it copies, on a
+// preloaded and on a streaming dataset.
+TEST(AugmentAdversarial, RanksWithoutRowsPadWithTheDrawsOfTheRowsTheyCopy) {
+  const ImageLayout l = ImageLayout::chw(1, 4, 4);
+  const auto augmented = augment<0>(l, RandomCrop{2}, RandomFlip{});
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}}) {
+    const auto images = pixels<std::uint8_t>(n * l.elements(), 5);
+    std::vector<std::int64_t> ids(n);
+    std::iota(ids.begin(), ids.end(), std::int64_t{0});
+    const HostTensor<const std::uint8_t> x_in(images.data(), shape_of(n, l));
+    const HostTensor<const std::int64_t> y_in(ids.data(), {n});
+    for (int rank = static_cast<int>(n); rank < 3; ++rank) {
+      DatasetOptions options = batches_of(5, Remainder::pad);
+      options.shard = {rank, 3};
+      const auto check = [&](auto& ds, const char* kind) {
+        for (const Shuffle shuffle : {Shuffle::none, Shuffle::samples}) {
+          const EpochOptions eo{7, 3, shuffle};
+          auto epoch = ds.epoch(eo, augmented);
+          for (std::size_t k = 0; k < epoch.size(); ++k) {
+            const auto [x, y] = epoch.batch(k);
+            ASSERT_EQ(x.valid_rows(), 0U) << kind << ": a rank without rows serves padding only";
+            for (std::size_t r = 0; r < x.rows(); ++r) {
+              const auto id = static_cast<std::size_t>(y.data()[r]);
+              const auto expected = reference_row<std::uint8_t, std::uint8_t>(
+                  augmented.augmentation, {7, 3, 0}, id, images.data() + id * l.elements(), Same{});
+              EXPECT_TRUE(bitwise_equal(x.data() + r * l.elements(), expected.data(), l.elements()))
+                  << kind << ": n " << n << " rank " << rank << " position " << r << " row " << id;
+            }
+          }
+        }
+      };
+      DeviceDataset<HostSpace, std::uint8_t, std::int64_t> preloaded(HostSpace{}, options, x_in,
+                                                                     y_in);
+      check(preloaded, "preloaded");
+      resident::StreamingDataset<HostSpace, std::uint8_t, std::int64_t> streamed(
+          HostSpace{}, options, x_in, y_in);
+      check(streamed, "streamed");
+    }
+  }
+}
+
 // Two fields: field 0 labels converted to float, field 1 images augmented; and the reverse
 // combination where the same field is converted and augmented (cutout holds 0.0f, the crop's
 // zeros are converted to -mean/std).

@@ -22,6 +22,9 @@ struct AugmentKey {
   std::uint64_t seed = 0;
   std::uint64_t epoch = 0;
   std::uint64_t first_row = 0;  ///< Row of the caller's data that stored row 0 is.
+  /// Nonzero where stored row `r` is row `r % cycle` of the caller's data: a rank without rows
+  /// of its own, whose padding repeats the caller's first rows (`first_row` is then 0).
+  std::uint64_t cycle = 0;
 };
 
 /// Op numbers in the generator's counter: each op has its own stream.
@@ -53,7 +56,7 @@ RESIDENT_HOST_DEVICE constexpr PhiloxWords augment_words(const AugmentKey& key, 
 RESIDENT_HOST_DEVICE constexpr SampleDraws draw_sample(const Augmentation& augmentation,
                                                        const AugmentKey& key,
                                                        std::uint64_t row) noexcept {
-  const std::uint64_t global_row = key.first_row + row;
+  const std::uint64_t global_row = key.cycle != 0 ? row % key.cycle : key.first_row + row;
   SampleDraws draws;
   if (augmentation.crop.pad != 0) {
     const PhiloxWords words = augment_words(key, global_row, AugmentOp::crop);
