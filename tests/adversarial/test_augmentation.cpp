@@ -7,12 +7,14 @@
 // (zeros or numpy's 'reflect'), cropped, mirrored, converted, then cut out; the draws are
 // computed here from the documented Philox4x32-10 counter (row, epoch, op) under the seed.
 //
-// Tests that record defects (they fail until the library is fixed):
-// - AugmentAdversarial.ALayoutWhoseElementCountOverflowsIsRefused: C * H * W wraps in
-//   ImageLayout::elements(), so a layout of ~2^63 channels passes Augmentation::check.
-// - AugmentAdversarial.EpochsFarApartDrawDifferently: epochs e and e + 2^60 share every draw.
+// Tests that found defects, since fixed:
+// - AugmentAdversarial.ALayoutWhoseElementCountOverflowsIsRefused: C * H * W wrapped in
+//   ImageLayout::elements(), so a layout of ~2^63 channels passed Augmentation::check.
+// - AugmentAdversarial.EpochsFarApartDrawDifferently: epochs e and e + 2^60 shared every draw.
 // - AugmentAdversarial.PadsWiderThanTheImageReadOnlyTheRow: (under AddressSanitizer) a zero
-//   pad wider than the image reads outside the stored row (augment_image's shifted copy).
+//   pad wider than the image read outside the stored row.
+// - AugmentAdversarial.RanksWithoutRowsPadWithTheDrawsOfTheRowsTheyCopy: the padding rows of a
+//   rank without rows were augmented with the draws of rows that do not exist.
 
 #include <gtest/gtest.h>
 
