@@ -162,8 +162,8 @@ class MaskedLines {
 
   /// Lines of `line_bytes`, pixels of `pixel` elements, the output's columns
   /// `[inside_first, inside_last)` read from the frame, `shift` columns and `flip` as drawn.
-  // cppcheck-suppress uninitMemberVar ; `mask_` is written up to `line_bytes_`, all it reads.
   /// `allow_ssse3`: false keeps to SSE2 (the tests run both ways).
+  // cppcheck-suppress uninitMemberVar ; `mask_` is written up to `line_bytes_`, all it reads.
   MaskedLines(std::size_t line_bytes, std::size_t pixel, std::int64_t inside_first,
               std::int64_t inside_last, std::int64_t shift, bool flip, Fill fill,
               bool allow_ssse3) noexcept {
@@ -181,7 +181,6 @@ class MaskedLines {
       line_bytes_ = line_bytes;
       flip_ = flip;
       shift_bytes_ = static_cast<std::ptrdiff_t>(shift) * static_cast<std::ptrdiff_t>(pixel_bytes);
-      reach_ = shift_bytes_ < 0 ? -shift_bytes_ : shift_bytes_;
 #if defined(__GNUC__) && defined(__x86_64__)
       ssse3_ = allow_ssse3 && cpu_has_ssse3();
 #endif
@@ -194,11 +193,13 @@ class MaskedLines {
 
   [[nodiscard]] bool usable() const noexcept { return line_bytes_ != 0; }
 
-  /// Whether the loads of the line at `line` stay inside the row `[row, row_end)`.
+  /// Whether the loads of the line at `line`, which reach the shift's bytes past either end of
+  /// it, stay inside the row `[row, row_end)`.
   [[nodiscard]] bool reads_within(const std::byte* line, const std::byte* row,
                                   const std::byte* row_end) const noexcept {
-    return line - row >= reach_ &&
-           row_end - line >= static_cast<std::ptrdiff_t>(line_bytes_) + reach_;
+    const std::ptrdiff_t reach = shift_bytes_ < 0 ? -shift_bytes_ : shift_bytes_;
+    return line - row >= reach &&
+           row_end - line >= static_cast<std::ptrdiff_t>(line_bytes_) + reach;
   }
 
   /// Writes `count` consecutive output lines from `to` on from as many stored lines from
@@ -287,7 +288,6 @@ class MaskedLines {
   std::size_t line_bytes_ = 0;  // 0: not usable
   bool flip_ = false;
   std::ptrdiff_t shift_bytes_ = 0;
-  std::ptrdiff_t reach_ = 0;  // |shift_bytes_|: how far a load reaches past the stored line
   bool ssse3_ = false;
   alignas(16) std::uint8_t mask_[max_line_bytes];  // NOLINT(modernize-avoid-c-arrays)
 };
