@@ -12,7 +12,7 @@ import tempfile
 try:
     import numpy as np
 except ImportError:
-    print("npy_interop: NumPy is not installed; skipped")
+    print("npy_interop: skipped: no NumPy: it is not installed for", sys.executable)
     sys.exit(77)
 
 resave = sys.argv[1]

@@ -15,7 +15,7 @@ import zipfile
 try:
     import numpy as np
 except ImportError:
-    print("npz_interop: NumPy is not installed; skipped")
+    print("npz_interop: skipped: no NumPy: it is not installed for", sys.executable)
     sys.exit(77)
 
 resave = sys.argv[1]

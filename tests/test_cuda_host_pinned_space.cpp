@@ -77,7 +77,8 @@ TEST(CudaHostPinnedSpace, PlansAgainstItsBudgetWithoutTouchingTheDriver) {
 }
 
 TEST(CudaHostPinnedSpace, WithoutADeviceAllocationIsAPlainCudaErrorAndTheBudgetIsKept) {
-  if (has_device()) GTEST_SKIP() << "skipped: a CUDA device is present";
+  if (has_device())
+    GTEST_SKIP() << "skipped: a CUDA device is present: the test checks a machine without one";
   const auto space = CudaHostPinnedSpace::with_budget(std::size_t{1} << 20);
   try {
     (void)space.allocate(4096);

@@ -284,7 +284,8 @@ TYPED_TEST(Faults, LoadFromNpyFiles) {
 TYPED_TEST(Faults, GatheringEpochKeepsTheDatasetReadable) {
   using Preloaded = typename TestFixture::Preloaded;
   if constexpr (resident::is_device_accessible_v<typename TestFixture::Space>) {
-    GTEST_SKIP() << "a device gather launches kernels, which this g++-compiled test cannot";
+    GTEST_SKIP() << "skipped: needs nvcc: a device gather launches kernels, which this "
+                    "g++-compiled test cannot";
   } else {
     std::optional<Preloaded> dataset;
     std::int64_t expected_sum = 0;

@@ -55,7 +55,8 @@ class TypedStreamingGather : public resident::testing::OverSpaces<Space> {
   void SetUp() override {
     resident::testing::OverSpaces<Space>::SetUp();
     if (!resident::testing::gathers_here<Space>)
-      GTEST_SKIP() << "the device gather needs a translation unit compiled by nvcc";
+      GTEST_SKIP() << "skipped: needs nvcc: the device gather needs a translation unit "
+                      "compiled by nvcc";
   }
 };
 TYPED_TEST_SUITE(TypedStreamingGather, resident::testing::SpaceTypes, resident::testing::SpaceName);
@@ -251,7 +252,7 @@ TYPED_TEST(TypedStreamingGather, ConversionAndAugmentationEqualThePreloadedBatch
 // naming it, takes nothing, and leaves the dataset streaming as before.
 TYPED_TEST(TypedStreamingGather, AGatherRingThatDoesNotFitIsRefusedAndTheDatasetStaysUsable) {
   if constexpr (!resident::testing::has_budget<TypeParam>::value) {
-    GTEST_SKIP() << "needs a space with a byte budget";
+    GTEST_SKIP() << "skipped: no byte budget: the space cannot be given one";
   } else {
     std::vector<std::int64_t> ids(1000);
     std::iota(ids.begin(), ids.end(), std::int64_t{0});

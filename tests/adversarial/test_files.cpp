@@ -26,6 +26,7 @@
 #include "resident/resident.hpp"
 #include "support/spaces.hpp"
 #include "support/temp_npy.hpp"
+#include "support/unprivileged.hpp"
 
 namespace {
 
@@ -145,12 +146,14 @@ TEST(NonRegularFiles, PathsThatNameNoFileAreRefusedByEveryLoader) {
   expect_every_loader_refuses(loop.path, {"cannot open", "symbolic links"});
 }
 
+// Root reads files whatever their permissions: as root, the loaders run as `nobody`.
 TEST(NonRegularFiles, AFileWithoutReadPermissionIsRefusedByEveryLoader) {
-  if (::geteuid() == 0) GTEST_SKIP() << "skipped: root reads files whatever their permissions";
   const std::vector<float> values(4, 1.0f);
   const TempNpy file("unreadable", values, {2, 2});
   ASSERT_EQ(::chmod(file.path.c_str(), 0200), 0) << std::strerror(errno);
-  expect_every_loader_refuses(file.path, {"cannot open", "Permission denied"});
+  resident::testing::as_unprivileged([&] {
+    expect_every_loader_refuses(file.path, {"cannot open", "Permission denied"});
+  });
 }
 
 // /proc files are regular but report size 0 whatever they hold: refused as empty, not read.

@@ -8,6 +8,11 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(CONSUMER_EXPECT_HAS_CUDA)
+static_assert(RESIDENT_HAS_CUDA == CONSUMER_EXPECT_HAS_CUDA,
+              "the package decided CUDA otherwise than this toolchain allows");
+#endif
+
 namespace {
 
 int failures = 0;
@@ -83,6 +88,7 @@ void exercise(const Space& space) {
 }  // namespace
 
 int main() {
+  std::printf("consumer: RESIDENT_HAS_CUDA=%d\n", RESIDENT_HAS_CUDA);
   try {
     exercise(resident::HostSpace{});
     exercise(resident::HostSpace::with_budget(1 << 20));

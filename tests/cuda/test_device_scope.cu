@@ -29,7 +29,7 @@ class TwoDevices : public ::testing::Test {
     resident::testing::skip_unless_usable<CudaSpace>();
     if (IsSkipped() || HasFatalFailure()) return;
     if (CudaSpace::device_count() < 2)
-      GTEST_SKIP() << "skipped: needs two CUDA devices, this machine has "
+      GTEST_SKIP() << "skipped: fewer than two CUDA devices: this machine has "
                    << CudaSpace::device_count();
     ids_.resize(100);
     std::iota(ids_.begin(), ids_.end(), std::int64_t{0});

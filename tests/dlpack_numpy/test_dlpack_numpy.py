@@ -14,10 +14,10 @@ import sys
 try:
     import numpy as np
 except ImportError:
-    print("dlpack_numpy: NumPy is not installed for", sys.executable, "; skipped")
+    print("dlpack_numpy: skipped: no NumPy: it is not installed for", sys.executable)
     sys.exit(77)
 if not hasattr(np, "from_dlpack"):
-    print(f"dlpack_numpy: NumPy {np.__version__} has no from_dlpack (1.22 and later); skipped")
+    print(f"dlpack_numpy: skipped: NumPy too old: {np.__version__} has no from_dlpack (1.22 and later)")
     sys.exit(77)
 
 sys.path.insert(0, sys.argv[1])

@@ -122,8 +122,8 @@ elif require_cuda:
 elif np is not None and hasattr(np, "from_dlpack"):
     consume_with_numpy()
 else:
-    print("dlpack_torch: neither PyTorch nor a NumPy with from_dlpack is installed for",
-          sys.executable, "; skipped")
+    print("dlpack_torch: skipped: no NumPy or PyTorch: neither PyTorch nor a NumPy with "
+          "from_dlpack is installed for", sys.executable)
     sys.exit(77)
 
 if failures:

@@ -62,7 +62,7 @@ void skip_unless_usable() {
   if (!why) return;
   if (std::getenv("RESIDENT_REQUIRE_CUDA") != nullptr)
     FAIL() << "RESIDENT_REQUIRE_CUDA is set, but " << *why;
-  GTEST_SKIP() << "skipped: " << *why;
+  GTEST_SKIP() << "skipped: no CUDA device: " << *why;
 }
 
 /// Whether this translation unit can gather into `Space` (its gathers need kernels where the
