@@ -49,7 +49,9 @@ def skip_reason(output):
 
 
 def labels_by_test(build):
-    """{test name: [labels]} from ctest's own listing."""
+    """{test name: [labels]} from ctest's own listing of BUILD (or of the build folder that
+    RESIDENT_TEST_REPORT_LABELS_FROM names, where the JUnit file was copied elsewhere)."""
+    build = os.environ.get("RESIDENT_TEST_REPORT_LABELS_FROM", build)
     listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"],
                              check=True, capture_output=True, text=True).stdout
     result = {}
