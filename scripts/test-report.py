@@ -17,6 +17,9 @@ script tests: their output). Skips are grouped by <reason>.
                       it, skips are reported and never fail
 --require-label LABEL fail unless at least one test with this label ran and passed
                       (repeatable): a build that lost, say, MPI cannot pass by omission
+
+A failed test, a test ctest could not start (its "Not Run": no executable, a failed fixture),
+an unreadable or empty JUnit file fail the report; disabled tests are counted apart.
 """
 import argparse
 import collections
@@ -74,31 +77,51 @@ def main():
         print(f"test-report: {junit} does not exist; run the tests through a test preset "
               "(it writes the file), e.g. cmake --workflow --preset ci", file=sys.stderr)
         return 1
-    cases = ElementTree.parse(junit).getroot().iter("testcase")
+    try:
+        cases = list(ElementTree.parse(junit).getroot().iter("testcase"))
+    except ElementTree.ParseError as error:
+        print(f"test-report: {junit} is not a JUnit file ({error}); run the tests again",
+              file=sys.stderr)
+        return 1
+    if not cases:
+        print(f"test-report: {junit} holds no test; the run registered none", file=sys.stderr)
+        return 1
     status = collections.Counter()
     skips = collections.defaultdict(list)  # reason -> [(test, detail)]
+    not_run = []  # (test, why): ctest's "Not Run" (no executable, a failed fixture)
     ran = set()
     for case in cases:
         name = case.get("name")
-        if case.find("skipped") is not None or case.get("status") == "notrun":
-            out = case.find("system-out")
-            reason, detail = skip_reason(out.text if out is not None and out.text else "")
-            skips[reason].append((name, detail))
-            status["skipped"] += 1
+        skipped = case.find("skipped")
+        # ctest marks both skips and tests it could not start "notrun"; a skip's message is
+        # SKIP_REGULAR_EXPRESSION_MATCHED or SKIP_RETURN_CODE=<code>.
+        if case.get("status") == "notrun" or skipped is not None:
+            why = skipped.get("message", "") if skipped is not None else ""
+            if why.startswith("SKIP_"):
+                out = case.find("system-out")
+                reason, detail = skip_reason(out.text if out is not None and out.text else "")
+                skips[reason].append((name, detail))
+                status["skipped"] += 1
+            else:
+                not_run.append((name, why or "ctest did not run it"))
+                status["not run"] += 1
+        elif case.get("status") == "disabled":
+            status["disabled"] += 1
         elif case.find("failure") is not None or case.get("status") == "fail":
             status["failed"] += 1
         else:
             status["passed"] += 1
             ran.add(name)
-    total = sum(status.values())
-    print(f"test-report ({args.build}): {total} tests: {status['passed']} passed, "
-          f"{status['failed']} failed, {status['skipped']} skipped")
+    counts = ", ".join(f"{status[kind]} {kind}" for kind in
+                       ("passed", "failed", "skipped", "not run", "disabled")
+                       if status[kind] or kind in ("passed", "failed", "skipped"))
+    print(f"test-report ({args.build}): {len(cases)} tests: {counts}")
     if skips:
         print("  skipped, by reason:")
         for reason, tests in sorted(skips.items(), key=lambda item: -len(item[1])):
             print(f"    {len(tests):6d}  {reason}")
 
-    problems = []
+    problems = [f"{test} did not run: {why}" for test, why in not_run]
     if args.allow_skip:
         for reason, tests in sorted(skips.items()):
             if reason in args.allow_skip:

@@ -56,6 +56,12 @@ run_step("running the g++-only consumer" "${build}/consumer")
 if(EXISTS "${build}/consumer_nvcc")
   message(FATAL_ERROR "consumer test: the g++-only consumer built an nvcc program")
 endif()
+# A project that calls find_package(resident) again, asking for what the first call did not
+# give, is refused with the reason rather than handed a target that does not match.
+run_step("configuring the repeated-find consumer" ${CMAKE_COMMAND}
+  -S "${CMAKE_CURRENT_LIST_DIR}/repeated" -B "${WORK_DIR}/consumer-repeated" -G "${GENERATOR}"
+  -DCMAKE_PREFIX_PATH=${prefix})
+
 if(ENABLE_CUDA)
   # ... and a consumer that asks for CUDA there is told why it cannot have it.
   execute_process(COMMAND ${host_env} ${CMAKE_COMMAND} -S "${CMAKE_CURRENT_LIST_DIR}"

@@ -31,20 +31,24 @@ def gtest_skip(reason):
 
 
 def junit(cases):
-    """cases: (name, status, output), status one of run, notrun, fail."""
+    """cases: (name, status, output), status one of run, notrun (a skip), missing (ctest could
+    not start it), disabled, fail."""
     body = []
     for name, status, output in cases:
         inner = {"notrun": '<skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>',
+                 "missing": '<skipped message="Unable to find executable"/>',
                  "fail": '<failure message="Failed"/>'}.get(status, "")
+        status = "notrun" if status == "missing" else status
         body.append(f'<testcase name="{escape(name)}" status="{status}">{inner}'
                     f"<system-out>{escape(output)}</system-out></testcase>")
     return f'<?xml version="1.0"?><testsuite>{"".join(body)}</testsuite>'
 
 
 def report(cases, *args):
+    """The report's exit status and output over a JUnit file of `cases` (or of this text)."""
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "ctest-junit.xml"), "w", encoding="utf-8") as f:
-            f.write(junit(cases))
+            f.write(cases if isinstance(cases, str) else junit(cases))
         # The labels come from BUILD's ctest listing: the JUnit file is read from a copy.
         run = subprocess.run([sys.executable, REPORT, folder, *args],
                              capture_output=True, text=True, check=False,
@@ -78,9 +82,25 @@ check(code == 1 and "no reason given" in out, f"a skip without a reason fails:\n
 code, out = report([("A.B", "fail", "boom\n")])
 check(code == 1 and "1 failed" in out, f"a failed test fails the report:\n{out}")
 
+code, out = report([("A.B", "missing", ""), ("A.C", "run", "")])
+check(code == 1 and "A.B did not run: Unable to find executable" in out,
+      f"a test ctest could not start fails the report, as such:\n{out}")
+
+code, out = report([("A.B", "disabled", ""), ("A.C", "run", "")], "--allow-skip", "x")
+check(code == 0 and "1 passed, 0 failed, 0 skipped, 1 disabled" in out,
+      f"a disabled test is counted apart, not passed:\n{out}")
+
+for text in ("", "<testsuite>", "<testsuite></testsuite>"):
+    code, out = report(text)
+    check(code == 1 and "Traceback" not in out and ("not a JUnit file" in out or
+                                                   "holds no test" in out),
+          f"an unreadable or empty JUnit file ({text!r}) fails in one line:\n{out}")
+
 ran = [("npy.numpy_interop", "run", "ok\n")]
 code, out = report(ran, "--require-label", "interop")
 check(code == 0 and "label interop: 1 passed" in out, f"a required label that ran:\n{out}")
+code, out = report([("npy.numpy_interop", "disabled", "")], "--require-label", "interop")
+check(code == 1, f"a disabled test does not satisfy a required label:\n{out}")
 code, out = report(cases, "--require-label", "interop")
 check(code == 1 and "no test labelled 'interop' ran" in out,
       f"a required label whose tests skipped fails:\n{out}")
