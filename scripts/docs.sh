@@ -2,8 +2,9 @@
 # SPDX-FileCopyrightText: 2026 The resident authors
 # SPDX-License-Identifier: Apache-2.0
 # Documentation checks, as CI runs them; any finding fails.
-#   1. Links: every relative link in README.md, docs/ and benchmarks/ points at a file that
-#      exists, and every #anchor at a heading of that file (GitHub's heading ids).
+#   1. Links: every relative link (inline or a reference's definition) in every Markdown page
+#      of the project points at a file that exists, and every #anchor at a heading of that
+#      file (GitHub's heading ids).
 #   2. Headers: docs/design.md's tables of headers name exactly the files in include/resident/
 #      and include/resident/detail/.
 #   3. API reference: Doxygen (docs/Doxyfile) over the public headers, into build/docs/html/;
@@ -16,14 +17,16 @@ failures=0
 
 # 1 and 2: plain Python 3, no packages needed.
 if ! python3 - <<'PY'; then failures=$((failures + 1)); fi
-import glob
 import os
 import re
+import subprocess
 import sys
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 CODE_SPAN = re.compile(r"`+[^`]*`+")
+# A reference-style link's definition: [label]: target "title"
+REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^>\s]+)>?")
 
 
 def prose_lines(path):
@@ -62,12 +65,16 @@ def anchors(path):
     return anchors_cache[path]
 
 
-pages = ["README.md"] + sorted(glob.glob("docs/**/*.md", recursive=True)) + \
-    sorted(glob.glob("benchmarks/**/*.md", recursive=True))
+# Every Markdown page of the project (tracked or new), wherever it lies.
+listed = subprocess.run(["git", "-c", "core.quotePath=false", "ls-files", "--cached", "--others",
+                         "--exclude-standard", "*.md"], capture_output=True, text=True,
+                        check=True).stdout.split("\n")
+pages = sorted({page for page in listed if page and os.path.isfile(page)})
 problems, links = [], 0
 for page in pages:
     for number, line in prose_lines(page):
-        for target in LINK.findall(CODE_SPAN.sub("", line)):
+        prose = CODE_SPAN.sub("", line)
+        for target in LINK.findall(prose) + REFERENCE.findall(prose):
             if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):  # https:, mailto: ...
                 continue
             links += 1
