@@ -28,6 +28,9 @@ for dtype in ["?", "i1", "u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", 
         tag += "_" + "x".join(map(str, shape))
         arrays[tag + "_c"] = values
         arrays[tag + "_f"] = np.asfortranarray(values)
+# A key that is not ASCII: zipfile flags its name as UTF-8, and so must resident's writer, or
+# NumPy reads the name back as CP437 ("caf├⌐") and finds no key "café".
+arrays["caf\u00e9_\u00fc"] = np.arange(3, dtype="u1")
 
 
 def write_zip64(path, compression):

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -130,6 +132,75 @@ TEST(NpzSave, RoundTripsStoredAndDeflated) {
   EXPECT_THROW(npz::save(resident::testing::scratch("bad.npz"),
                          {{"../x", resident::npy::DType::u1, y.data(), Shape{rows}}}),
                resident::InvalidArgument);
+}
+
+// A name a ZIP record cannot hold (16-bit length) is refused before anything is written; the
+// longest it can hold round-trips.
+TEST(NpzSave, AKeyLongerThanAZipNameCanHoldIsRefusedAndTheLongestRoundTrips) {
+  const std::uint8_t value = 7;
+  const std::string path = resident::testing::scratch("long_key.npz");
+  std::remove(path.c_str());
+  const std::string too_long(65535 - 4 + 1, 'k');  // "<key>.npy" of 65536 bytes
+  try {
+    npz::save(path, {{too_long, resident::npy::DType::u1, &value, Shape{1}}});
+    ADD_FAILURE() << "a 65536-byte member name was written";
+  } catch (const resident::InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("65536 bytes"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("at most 65535"), std::string::npos) << error.what();
+  }
+  EXPECT_NE(::access(path.c_str(), F_OK), 0) << "nothing is written for a refused key";
+  const std::string longest(65535 - 4, 'k');
+  npz::save(path, {{longest, resident::npy::DType::u1, &value, Shape{1}}});
+  EXPECT_EQ(npz::Archive(path).load(longest).as<std::uint8_t>().data()[0], value);
+  std::remove(path.c_str());
+}
+
+// numpy.savez (Python's zipfile) flags names that are not ASCII as UTF-8 (bit 11), without
+// which readers decode them as CP437 ("café" reads as "caf├⌐"); ASCII names carry no flag.
+TEST(NpzSave, NamesThatAreNotAsciiCarryTheUtf8Flag) {
+  const std::uint8_t value = 3;
+  const std::string path = resident::testing::scratch("utf8.npz");
+  for (const std::string& key : {std::string("caf\xc3\xa9"), std::string("cafe")}) {
+    SCOPED_TRACE(key);
+    npz::save(path, {{key, resident::npy::DType::u1, &value, Shape{1}}});
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto u16 = [&bytes](std::size_t at) {
+      return static_cast<unsigned>(static_cast<unsigned char>(bytes.at(at)) |
+                                   (static_cast<unsigned char>(bytes.at(at + 1)) << 8));
+    };
+    const std::size_t central = bytes.find("PK\x01\x02");
+    ASSERT_NE(central, std::string::npos);
+    const unsigned expected = key == "cafe" ? 0u : 0x0800u;
+    EXPECT_EQ(u16(6), expected) << "the local header's flags";
+    EXPECT_EQ(u16(central + 8), expected) << "the central directory's flags";
+    EXPECT_EQ(npz::Archive(path).load(key).as<std::uint8_t>().data()[0], value);
+  }
+  std::remove(path.c_str());
+}
+
+// Null data for a non-empty array is the caller's mistake, refused as such before anything is
+// written (it was an Error saying "Bad address", or zlib's failure when deflated); an empty
+// array needs no data.
+TEST(NpzSave, NullDataForANonEmptyArrayIsAnInvalidArgument) {
+  const std::string path = resident::testing::scratch("null.npz");
+  std::remove(path.c_str());
+  for (const auto compression : {npz::Compression::stored, npz::Compression::deflated}) {
+    try {
+      npz::save(path, {{"x", resident::npy::DType::f4, nullptr, Shape{3}}}, compression);
+      ADD_FAILURE() << "null data was saved";
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("key 'x'"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("null"), std::string::npos) << error.what();
+    }
+    EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  }
+  EXPECT_THROW(resident::npy::save(path, resident::npy::DType::f4, nullptr, Shape{3}),
+               resident::InvalidArgument);
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  npz::save(path, {{"empty", resident::npy::DType::f4, nullptr, Shape{0, 4}}});
+  EXPECT_EQ(npz::Archive(path).load("empty").shape(), (Shape{0, 4}));
+  std::remove(path.c_str());
 }
 
 // ----- Malformed archives: each refused with a FormatError and its reason ------------------

@@ -429,6 +429,17 @@ inline std::string prefix_bytes(DType dtype, const Shape& shape) {
   return head + header;
 }
 
+/// @brief Refuses to save `bytes` bytes of elements from a null pointer (a missing buffer),
+/// before anything is written.
+/// @throws InvalidArgument naming the file and the size.
+inline void refuse_null_data(const std::string& path, const std::string& what, const void* data,
+                             std::size_t bytes) {
+  if (data == nullptr && bytes != 0)
+    throw InvalidArgument("resident: cannot save " + what + " in " + path + ": its data pointer " +
+                          "is null, for " + std::to_string(bytes) +
+                          " bytes of elements; pass the address of the first element");
+}
+
 }  // namespace detail
 
 /// @brief Reads the header of a `.npy` file and checks that its data is all there, without
@@ -467,11 +478,13 @@ inline Array load(const std::string& path) {
 /// the path is followed.
 /// @throws Error when the file cannot be written (with the system's reason; the temporary is
 /// removed, the old file left as it was), or the path names something other than a regular
-/// file (a FIFO, a device, a directory); InvalidArgument when the shape's byte size overflows.
+/// file (a FIFO, a device, a directory); InvalidArgument when the shape's byte size overflows
+/// or `data` is null for a non-empty shape.
 inline void save(const std::string& path, DType dtype, const void* data, const Shape& shape) {
   const std::string head = detail::prefix_bytes(dtype, shape);
   const std::size_t bytes =
       resident::detail::checked_mul(shape.elements(), dtype_size(dtype), "npy byte size");
+  detail::refuse_null_data(path, "the array", data, bytes);
   resident::detail::replace_file(path, {{head.data(), head.size()}, {data, bytes}});
 }
 

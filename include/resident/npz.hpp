@@ -61,6 +61,10 @@ namespace detail {
 /// `.` or `..` parts, control characters or backslashes), or nothing when it is one.
 inline std::string key_problem(std::string_view name) {
   constexpr std::string_view suffix = ".npy";
+  constexpr std::size_t longest_name = 0xffff;  // a ZIP record's name length is 16 bits
+  if (name.size() > longest_name)
+    return "its name <key>.npy is " + std::to_string(name.size()) +
+           " bytes, and a ZIP archive holds names of at most 65535";
   if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix)
     return "its name is not <key>.npy, as numpy.savez names every array";
   const std::string_view key = name.substr(0, name.size() - suffix.size());
@@ -343,8 +347,10 @@ struct Entry {
 /// `<key>.npy` each, stored or deflated, ZIP64 where a member or offset needs it. Written as
 /// `npy::save` writes a file: to a temporary beside the path, synced, renamed over it; a loaded
 /// archive (and its mapped members) keeps its data.
-/// @throws InvalidArgument for a key NumPy would not write (see `Archive`), a key given twice,
-/// or a byte size that overflows; Error when the file cannot be written (see `npy::save`).
+/// Names that are not ASCII carry the ZIP UTF-8 flag, as `numpy.savez` writes them.
+/// @throws InvalidArgument for a key NumPy would not write (see `Archive`) or whose name a ZIP
+/// archive cannot hold (over 65535 bytes), a key given twice, a byte size that overflows, or
+/// null data for a non-empty array; Error when the file cannot be written (see `npy::save`).
 inline void save(const std::string& path, const std::vector<Entry>& entries,
                  Compression compression = Compression::stored) {
   std::vector<std::string> heads;
@@ -361,12 +367,12 @@ inline void save(const std::string& path, const std::vector<Entry>& entries,
                     }))
       throw InvalidArgument("resident: key '" + entry.key + "' is given twice for " + path +
                             "; give each array a key of its own");
+    const std::size_t bytes = resident::detail::checked_mul(
+        entry.shape.elements(), npy::dtype_size(entry.dtype), "npz member byte size");
+    npy::detail::refuse_null_data(path, "key '" + entry.key + "'", entry.data, bytes);
     heads.push_back(npy::detail::prefix_bytes(entry.dtype, entry.shape));
-    const std::vector<resident::detail::ByteSpan> image{
-        {heads.back().data(), heads.back().size()},
-        {entry.data,
-         resident::detail::checked_mul(entry.shape.elements(), npy::dtype_size(entry.dtype),
-                                       "npz member byte size")}};
+    const std::vector<resident::detail::ByteSpan> image{{heads.back().data(), heads.back().size()},
+                                                        {entry.data, bytes}};
     resident::detail::ZipMemberToWrite member;
     member.name = name;
     member.uncompressed_size = image[0].size + image[1].size;

@@ -103,6 +103,7 @@ inline constexpr std::uint16_t zip64_extra_id = 0x0001;
 inline constexpr std::uint16_t flag_encrypted = 1u << 0;
 inline constexpr std::uint16_t flag_data_descriptor = 1u << 3;
 inline constexpr std::uint16_t flag_strong_encryption = 1u << 6;
+inline constexpr std::uint16_t flag_utf8_name = 1u << 11;
 inline constexpr std::uint16_t flag_masked_headers = 1u << 13;
 /// Deflate's best ratio: 258 bytes from a match of two one-bit codes, 1032 bytes per byte.
 inline constexpr std::uint64_t max_deflate_ratio = 1032;

@@ -56,7 +56,7 @@ class ZipRecordWriter {
     std::string header;
     put_le(header, zip::local_signature, 4);
     put_le(header, zip64 ? 45 : 20, 2);  // version needed to extract: 4.5 for ZIP64
-    put_le(header, 0, 2);                // flags: no encryption, sizes in the header
+    put_le(header, flags(member), 2);    // no encryption, sizes in the header
     put_le(header, member.method, 2);
     put_le(header, 0, 2);       // modification time 00:00:00
     put_le(header, 0x0021, 2);  // and date 1980-01-01: archives of the same arrays are equal
@@ -115,6 +115,14 @@ class ZipRecordWriter {
  private:
   static bool needs_zip64(std::uint64_t figure) noexcept { return figure >= 0xffffffff; }
 
+  /// The general purpose flags: bit 11 (names in UTF-8) where the name is not ASCII, as
+  /// Python's zipfile (and so `numpy.savez`) sets it; readers decode other names as CP437.
+  static std::uint16_t flags(const ZipMemberToWrite& member) noexcept {
+    const bool ascii = std::all_of(member.name.begin(), member.name.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    return ascii ? 0 : zip::flag_utf8_name;
+  }
+
   static std::string central_entry(const ZipMemberToWrite& member, std::uint64_t offset) {
     std::string extra;
     const auto wide = [&extra](std::uint64_t figure) -> std::uint64_t {
@@ -130,7 +138,7 @@ class ZipRecordWriter {
     put_le(entry, zip::central_signature, 4);
     put_le(entry, 0x0300 | (zip64 ? 45 : 20), 2);  // made by: Unix, version 2.0 or 4.5
     put_le(entry, zip64 ? 45 : 20, 2);
-    put_le(entry, 0, 2);
+    put_le(entry, flags(member), 2);
     put_le(entry, member.method, 2);
     put_le(entry, 0, 2);
     put_le(entry, 0x0021, 2);
