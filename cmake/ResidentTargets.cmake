@@ -9,6 +9,23 @@ else()
   set(RESIDENT_HAS_CUDA_COMPILER OFF)
 endif()
 
+# resident_python_with(<out> <import> <candidate>...): the first candidate interpreter that runs
+# `import <import>` (e.g. "numpy" or "sklearn, numpy"), or empty; a python3 on PATH without a
+# package (a fresh pyenv) must not shadow a system Python that has it.
+function(resident_python_with out import)
+  set(found "")
+  foreach(candidate IN LISTS ARGN)
+    if(candidate AND NOT found)
+      execute_process(COMMAND "${candidate}" -c "import ${import}"
+        RESULT_VARIABLE missing OUTPUT_QUIET ERROR_QUIET)
+      if(missing EQUAL 0)
+        set(found "${candidate}")
+      endif()
+    endif()
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
 # resident_configure_target(<target>): warnings (as errors unless disabled), C++17, and for
 # targets with CUDA sources the architectures and a CUDA runtime that matches the one the
 # library links (two runtimes in one process would not share contexts).
