@@ -42,6 +42,37 @@ constexpr const char* remainder_name(Remainder remainder) noexcept {
   return "unknown";
 }
 
+/// @brief How a `StreamingDataset` orders the rows of its epochs.
+enum class StreamOrder {
+  /// `whole_epoch` when every field's rows are in host memory (host tensors, deflated `.npz`
+  /// members, which are inflated there) or a file's rows fit in the host's available memory;
+  /// else `window`. `StreamingDataset::order()` says which was chosen, and `plan()` prints it.
+  automatic,
+  /// Every epoch serves the batches a `DeviceDataset` of the same data serves, bit for bit,
+  /// under every shuffle, remainder policy and sharding: the producer gathers each chunk's rows
+  /// in the epoch's order. Rows in files are read once into host memory the dataset owns
+  /// (`StreamingDataset::host_bytes()`); refused when they do not fit there.
+  whole_epoch,
+  /// Chunks of consecutive rows read straight from their source, a chunk at a time, so that
+  /// files larger than the host's memory stream: `Shuffle::batches` permutes chunks and the
+  /// batches within each, `Shuffle::samples` mixes rows within a window of chunks
+  /// (`StreamingDataset::window_rows()`).
+  window,
+};
+
+/// @brief "automatic", "whole_epoch" or "window", for messages.
+constexpr const char* stream_order_name(StreamOrder order) noexcept {
+  switch (order) {
+    case StreamOrder::automatic:
+      return "automatic";
+    case StreamOrder::whole_epoch:
+      return "whole_epoch";
+    case StreamOrder::window:
+      return "window";
+  }
+  return "unknown";
+}
+
 /// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through a
 /// ring of `ring_chunks` chunk slots in the space while `prefetch_chunks` of them load ahead.
 struct StreamOptions {
@@ -70,6 +101,9 @@ struct StreamOptions {
   /// 256 MiB from memory at 1.17 to 1.35 times a `memcpy` of the same bytes with it, 0.82 to
   /// 0.85 without; a reader that computes on every batch was no slower with it.
   bool reader_copies = true;
+  /// @brief Whole-epoch order (the batches of a `DeviceDataset`) or windows of chunks; see
+  /// `StreamOrder`.
+  StreamOrder order = StreamOrder::automatic;
 };
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
@@ -102,6 +136,12 @@ struct DatasetOptions {
   /// same epoch have been gathered. The ring is allocated at the first such epoch; `plan()`
   /// reports its bytes. At least 1.
   std::size_t ring_depth = 2;
+  /// @brief Bytes of the widest element a conversion of this dataset writes (e.g. 8 for
+  /// `double`); 0: a `float`'s 4. The gather ring's slots hold every field at this width (or
+  /// its stored width, when wider), so that `plan()` and a streamed dataset, which sizes its
+  /// chunk slots around the ring, count the ring every epoch will use. An epoch whose
+  /// conversion is wider than this grows the ring when it is made, if memory allows.
+  std::size_t ring_element_bytes = 0;
   /// @brief Called once per chunk with the upload's progress; return `false` to cancel.
   ProgressCallback on_progress{};
   /// @brief This process's rank in a data-parallel job (e.g. `shard_from_env()`); the default

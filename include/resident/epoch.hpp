@@ -27,6 +27,7 @@
 #include "resident/detail/batch_iterator.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset_core.hpp"
+#include "resident/detail/field_transforms.hpp"
 #include "resident/detail/gather_ring.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/layout.hpp"
@@ -52,107 +53,6 @@ inline constexpr bool kernels_available = true;
 #else
 inline constexpr bool kernels_available = false;
 #endif
-
-template <class Conversion, std::size_t Field>
-struct converts : std::false_type {};
-template <std::size_t Field, class Op>
-struct converts<FieldConversion<Field, Op>, Field> : std::true_type {};
-
-/// Whether a conversion can check that it fits a field's rows (`Normalize::check_row_layout`).
-template <class Op, class = void>
-struct checks_row_layout : std::false_type {};
-template <class Op>
-struct checks_row_layout<
-    Op, std::void_t<decltype(std::declval<const Op&>().check_row_layout(std::size_t{}))>>
-    : std::true_type {};
-
-template <class Augment, std::size_t Field>
-struct augments : std::false_type {};
-template <std::size_t Field>
-struct augments<FieldAugmentation<Field>, Field> : std::true_type {};
-
-template <class Conversion>
-struct conversion_op {
-  using type = NoConversion;
-};
-template <std::size_t Field, class Op>
-struct conversion_op<FieldConversion<Field, Op>> {
-  using type = Op;
-};
-
-/// The element type field `Field` has in a batch: the conversion's output where it converts.
-template <class Conversion, std::size_t Field, class Stored>
-struct batch_element {
-  using type = Stored;
-};
-template <std::size_t Field, class Op, class Stored>
-struct batch_element<FieldConversion<Field, Op>, Field, Stored> {
-  using type = typename Op::output_type;
-};
-
-/// @brief What a gathering epoch does to each field besides copying it: the conversion and the
-/// augmentation (either may be none) and the augmentation's key, shared by the preloaded and
-/// the streamed epochs so that both transform a row alike.
-template <class Conversion, class Augment, class Stored>
-struct FieldTransforms {
-  using Op = typename conversion_op<Conversion>::type;
-  static constexpr std::size_t fields = std::tuple_size_v<Stored>;
-  template <std::size_t Field>
-  using stored_t = typename std::tuple_element_t<Field, Stored>::value_type;
-  template <std::size_t Field>
-  using output_t = typename batch_element<Conversion, Field, stored_t<Field>>::type;
-
-  Conversion conversion;
-  Augment augment;
-  AugmentKey key{};
-  NoConversion no_conversion{};
-
-  /// @brief Checks that the conversion and the augmentation fit their fields' rows and keys
-  /// the augmentation's draws by the row of the caller's whole data, so that every rank of a
-  /// sharded job (and every kind of dataset) augments a row as one unsharded dataset would.
-  /// @throws InvalidArgument when either does not fit.
-  void check(const DatasetLayout<fields>& layout, const EpochOptions& options) {
-    if constexpr (checks_row_layout<Op>::value)
-      conversion.op.check_row_layout(layout.row_elements[Conversion::field]);
-    if constexpr (!std::is_same_v<Augment, NoAugmentation>) {
-      augment.augmentation.check(layout.row_elements[Augment::field]);
-      // A rank without rows of its own stores the caller's first rows, cycled, as its padding.
-      const ShardGeometry& geometry = layout.geometry;
-      key = geometry.pad_from_source_start
-                ? AugmentKey{options.seed, options.epoch, 0, layout.source_rows}
-                : AugmentKey{options.seed, options.epoch, geometry.source_first, 0};
-    }
-  }
-
-  /// Field `Field`'s conversion, or `NoConversion`.
-  template <std::size_t Field>
-  [[nodiscard]] const auto& op() const noexcept {
-    if constexpr (converts<Conversion, Field>::value)
-      return conversion.op;
-    else
-      return no_conversion;
-  }
-  /// Field `Field`'s augmentation, or null.
-  template <std::size_t Field>
-  [[nodiscard]] const Augmentation* augmentation() const noexcept {
-    if constexpr (augments<Augment, Field>::value)
-      return &augment.augmentation;
-    else
-      return nullptr;
-  }
-
-  /// The gather ring's element sizes: the default width (see `ring_element_bytes`) or the
-  /// conversion's output, whichever is wider.
-  [[nodiscard]] static std::array<std::size_t, fields> ring_element_sizes() {
-    return sizes(std::make_index_sequence<fields>{});
-  }
-
- private:
-  template <std::size_t... Field>
-  static std::array<std::size_t, fields> sizes(std::index_sequence<Field...> /*fields*/) {
-    return {std::max(ring_element_bytes(sizeof(stored_t<Field>)), sizeof(output_t<Field>))...};
-  }
-};
 
 /// @brief Refuses a device gather where this translation unit cannot launch kernels.
 /// @throws InvalidArgument saying what to do.
