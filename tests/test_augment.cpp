@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 #include <string>
@@ -394,6 +395,67 @@ TEST(Augment, NormalizeTakesTheChannelsFromTheLayout) {
   EXPECT_EQ(hwc.channel_stride(), 1u);
   EXPECT_THROW((void)Normalize::mean_std({0.5f}, {0.2f}, ImageLayout::chw(3, 2, 2)),
                InvalidArgument);
+}
+
+// A Normalize of another count of channels than the images the augmentation of its field
+// declares is refused when the epoch is made, saying both and what to give.
+TEST(Augment, RefusesANormalizeWhoseChannelsContradictTheDeclaredLayout) {
+  constexpr std::size_t n = 4;
+  std::vector<std::uint8_t> images(n * 768);
+  DeviceDataset<HostSpace, std::uint8_t> ds(
+      HostSpace{}, batches_of(2), HostTensor<const std::uint8_t>(images.data(), {n, 768}));
+  const auto four = Normalize::mean_std({0.1f, 0.2f, 0.3f, 0.4f}, {1, 1, 1, 1}, 1);  // fits 768
+  for (const ImageLayout layout : {ImageLayout::chw(3, 16, 16), ImageLayout::hwc(16, 16, 3)}) {
+    try {
+      (void)ds.epoch({}, convert<0>(four), augment<0>(layout, RandomFlip{}));
+      ADD_FAILURE() << "accepted 4 channels on " << layout.describe();
+    } catch (const InvalidArgument& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("4 channels"), std::string::npos) << message;
+      EXPECT_NE(message.find(layout.describe() + ", of 3 channels"), std::string::npos) << message;
+      EXPECT_NE(message.find("give one mean and std per channel"), std::string::npos) << message;
+    }
+  }
+  // One scale and offset for every element fits any layout; a conversion of another field is
+  // not the augmentation's business.
+  EXPECT_NO_THROW(
+      (void)ds.epoch({}, convert<0>(Normalize(2, 1)), augment<0>(ImageLayout::chw(3, 16, 16))));
+  EXPECT_NO_THROW((void)ds.epoch({}, convert<0>(Normalize::mean_std({0.5f}, {0.5f}, 1)),
+                                 augment<0>(ImageLayout::hwc(16, 16, 3))));
+}
+
+// A Normalize laid out for CHW rows on images declared HWC (and the reverse) normalizes every
+// element with the channel the declared layout gives it.
+TEST(Augment, NormalizeTakesItsChannelLayoutFromTheDeclaredImages) {
+  constexpr std::size_t n = 6;
+  const std::initializer_list<float> mean = {0.49f, 0.48f, 0.45f};
+  const std::initializer_list<float> deviation = {0.25f, 0.24f, 0.26f};
+  const ImageLayout hwc = ImageLayout::hwc(16, 16, 3);
+  const ImageLayout chw = ImageLayout::chw(3, 16, 16);
+  struct Case {
+    ImageLayout declared;
+    ImageLayout normalize_for;
+  };
+  for (const Case c : {Case{hwc, chw}, Case{chw, hwc}, Case{hwc, hwc}, Case{chw, chw}}) {
+    const auto images = random_images(n, 768, 21);
+    DeviceDataset<HostSpace, std::uint8_t> ds(
+        HostSpace{}, batches_of(4),
+        HostTensor<const std::uint8_t>(images.data(), image_shape(n, c.declared)));
+    const auto given = Normalize::mean_std(mean, deviation, c.normalize_for, 1.0f / 255);
+    const auto right = Normalize::mean_std(mean, deviation, c.declared, 1.0f / 255);
+    auto epoch = ds.epoch({0, 0, Shuffle::none}, convert<0>(given), augment<0>(c.declared));
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < epoch.size(); ++k) {
+      const auto [x] = epoch.batch(k);
+      for (std::size_t r = 0; r < x.valid_rows(); ++r)
+        for (std::size_t e = 0; e < 768; ++e) {
+          const std::size_t row = k * 4 + r;
+          wrong += x.row(r)[e] == right(images[row * 768 + e], e) ? 0 : 1;
+        }
+    }
+    EXPECT_EQ(wrong, 0u) << "Normalize for " << c.normalize_for.describe() << " on images "
+                         << c.declared.describe();
+  }
 }
 
 }  // namespace

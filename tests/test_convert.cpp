@@ -9,9 +9,11 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "resident/convert.hpp"
+#include "resident/detail/host_gather.hpp"
 #include "resident/resident.hpp"
 #include "support/epoch_checks.hpp"
 #include "support/spaces.hpp"
@@ -21,6 +23,7 @@ namespace {
 using resident::DeviceDataset;
 using resident::HostSpace;
 using resident::HostTensor;
+using resident::ImageLayout;
 using resident::InvalidArgument;
 using resident::Normalize;
 using resident::Remainder;
@@ -127,6 +130,106 @@ TEST(Normalize, RowLayoutMustHoldWholeImages) {
   EXPECT_NE(refused.find("rows have 10 elements"), std::string::npos) << refused;
   EXPECT_EQ(refusal_of([] { Normalize(2, 1).check_row_layout(7); }), "no error")
       << "one channel fits any row";
+}
+
+constexpr float means[] = {0.49f, 0.48f, 0.45f, 0.1f, 0.9f, 0.3f, 0.7f, 0.2f};
+constexpr float stds[] = {0.25f, 0.24f, 0.26f, 0.5f, 0.3f, 0.7f, 0.11f, 0.9f};
+
+/// `Normalize::mean_std` of the first `sizeof...(C)` of `means` and `stds`.
+template <std::size_t... C>
+Normalize first_channels(std::index_sequence<C...> /*channels*/, std::size_t stride) {
+  return Normalize::mean_std({means[C]...}, {stds[C]...}, stride, 1.0f / 255);
+}
+
+/// Element `e` of a row of `channels` channels of `stride` elements as `mean_std` defines it,
+/// written out: channel `(e / stride) % channels`, `(x * input_scale - mean) / std` as
+/// `x * (input_scale / std) + (-mean / std)` in double, rounded to float once.
+float reference_normalized(float x, std::size_t e, std::size_t channels, std::size_t stride) {
+  const std::size_t c = (e / stride) % channels;
+  const float scale = (1.0f / 255) / stds[c];
+  const float offset = -means[c] / stds[c];
+  return static_cast<float>(static_cast<double>(x) * static_cast<double>(scale) +
+                            static_cast<double>(offset));
+}
+
+/// The host's row conversion of `channels` channels against the reference, for the strides of
+/// HWC rows (1), CHW rows and between, and rows that end inside a period; uint8 and float rows.
+template <std::size_t Channels>
+void check_host_row_conversion() {
+  std::vector<std::uint8_t> pixels(3077);  // a CIFAR row and 5 elements more
+  std::vector<float> values(pixels.size());
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    pixels[i] = static_cast<std::uint8_t>(i * 97 % 256);
+    values[i] = static_cast<float>(i * 7919 % 1000) * 0.37f - 150.0f;
+  }
+  const auto check = [](const auto& row, std::size_t elements, std::size_t stride) {
+    const Normalize normalize = first_channels(std::make_index_sequence<Channels>{}, stride);
+    const resident::detail::RowConverter<Normalize> convert(normalize);
+    std::vector<float> got(elements);
+    convert(row.data(), got.data(), elements);
+    for (std::size_t e = 0; e < elements; ++e)
+      ASSERT_EQ(bits(got[e]),
+                bits(reference_normalized(static_cast<float>(row[e]), e, Channels, stride)))
+          << Channels << " channels of stride " << stride << ", element " << e << " of " << elements
+          << (sizeof row[e] == 1 ? " (uint8)" : " (float)");
+  };
+  for (const std::size_t stride : {1, 2, 3, 5, 8, 9, 16, 17, 64, 1024})
+    for (const std::size_t elements : {pixels.size(), std::size_t{3072}, std::size_t{7}}) {
+      check(pixels, elements, stride);
+      check(values, elements, stride);
+    }
+}
+
+TEST(Normalize, HostRowConversionOfEveryLayoutMatchesAStraightforwardReference) {
+  check_host_row_conversion<1>();
+  check_host_row_conversion<2>();
+  check_host_row_conversion<3>();
+  check_host_row_conversion<4>();
+  check_host_row_conversion<5>();
+  check_host_row_conversion<8>();
+}
+
+// CIFAR-shaped rows normalized per channel, as Keras (HWC) and PyTorch (CHW) store them, with
+// and without an augmentation between: every element of every batch equals the reference.
+TEST(Epoch, MeanStdOfHwcAndChwRowsMatchesAStraightforwardReference) {
+  constexpr std::size_t n = 37;
+  for (const ImageLayout layout : {ImageLayout::hwc(32, 32, 3), ImageLayout::chw(3, 32, 32),
+                                   ImageLayout::hwc(5, 7, 4), ImageLayout::chw(4, 5, 7)}) {
+    const std::size_t row = layout.elements();
+    std::vector<std::uint8_t> images(n * row);
+    for (std::size_t i = 0; i < images.size(); ++i)
+      images[i] = static_cast<std::uint8_t>(i * 2654435761U % 251);
+    const std::vector<std::size_t> shape =
+        layout.order == ImageLayout::Order::chw
+            ? std::vector<std::size_t>{n, layout.channels, layout.height, layout.width}
+            : std::vector<std::size_t>{n, layout.height, layout.width, layout.channels};
+    DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, epoch_options(8, Remainder::partial),
+                                              HostTensor<const std::uint8_t>(images.data(), shape));
+    const Normalize normalize =
+        layout.channels == 3
+            ? first_channels(std::make_index_sequence<3>{}, layout.channel_stride())
+            : first_channels(std::make_index_sequence<4>{}, layout.channel_stride());
+    const auto check = [&](auto& epoch, const char* how) {
+      for (std::size_t k = 0; k < epoch.size(); ++k) {
+        const auto [x] = epoch.batch(k);
+        const auto ids = read_back(ds.space(), ds.stream(), epoch.batch_indices(k));
+        for (std::size_t r = 0; r < x.valid_rows(); ++r) {
+          const auto id = static_cast<std::size_t>(ids[r]);
+          for (std::size_t e = 0; e < row; ++e)
+            ASSERT_EQ(bits(x.row(r)[e]),
+                      bits(reference_normalized(images[id * row + e], e, layout.channels,
+                                                layout.channel_stride())))
+                << layout.describe() << " " << how << ", batch " << k << " row " << r << " element "
+                << e;
+        }
+      }
+    };
+    auto plain = ds.epoch({3, 1, Shuffle::samples}, resident::convert<0>(normalize));
+    check(plain, "converted");
+    auto augmented = ds.epoch({3, 1, Shuffle::samples}, resident::convert<0>(normalize),
+                              resident::augment<0>(layout));
+    check(augmented, "augmented (no ops) and converted");
+  }
 }
 
 /// A conversion of the caller's own: adds `k`.

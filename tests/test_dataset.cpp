@@ -101,8 +101,13 @@ TEST(MakeDataset, NpyFilesArePlannedFromTheirHeaders) {
     auto preloaded = resident::make_dataset<HostSpace, std::int64_t>(
         HostSpace::with_budget(1 << 20), options_of(50), path);
     EXPECT_FALSE(preloaded.is_streaming());
-    auto streamed = resident::make_dataset<HostSpace, std::int64_t>(HostSpace::with_budget(3000),
-                                                                    options_of(50), path);
+    // Two chunk slots and a gather ring of one batch (2 KiB in all) fit in 3000 bytes.
+    DatasetOptions small = options_of(50);
+    small.ring_depth = 1;
+    small.streaming.ring_chunks = 2;
+    small.streaming.prefetch_chunks = 1;
+    auto streamed =
+        resident::make_dataset<HostSpace, std::int64_t>(HostSpace::with_budget(3000), small, path);
     EXPECT_TRUE(streamed.is_streaming());
     EXPECT_EQ(streamed.plan().needed_bytes, 4000u);
     EXPECT_EQ(rows_of(streamed.epoch({})), ids);

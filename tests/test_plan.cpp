@@ -117,14 +117,19 @@ TEST_F(Recommend, PartitionWhenEachRankOfTheWorldGivenFits) {
 }
 
 TEST_F(Recommend, StreamWithTheRingFiguresAndTheRanksThatWouldFit) {
-  const auto verdict = resident::plan(HostSpace::with_budget(15000), options, x, y);
+  options.ring_depth = 1;
+  const auto verdict = resident::plan(HostSpace::with_budget(18000), options, x, y);
   EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
-  // Automatic chunks: 15000 / 4 slots leaves 3750 B, one batch takes 1600 + 400 B, aligned
-  // 2304 B: one batch per chunk, ten chunks, a ring of 4 x 2304 B.
+  // The gather ring first: one batch of 100 rows, x as float (6400 B), y (400 B, to 6912 B
+  // aligned) and the row ids (800 B): 7936 B aligned. Automatic chunks: the 10064 B it leaves
+  // over 4 slots is 2516 B, one batch takes 1600 + 400 B, aligned 2304 B: one batch per chunk,
+  // ten chunks, a ring of 4 x 2304 B.
+  EXPECT_EQ(verdict.ring_bytes, 7936u);
   EXPECT_EQ(verdict.stream_chunk_batches, 1u);
   EXPECT_EQ(verdict.stream_chunks, 10u);
   EXPECT_EQ(verdict.stream_ring_bytes, 4u * 2304u);
   EXPECT_TRUE(verdict.stream_fits);
+  EXPECT_EQ(verdict.stream_order, resident::StreamOrder::whole_epoch);
   EXPECT_EQ(verdict.partition_world_size, 2u);
   EXPECT_NE(verdict.reason.find("stream it: a StreamingDataset keeps a ring of 9.0 KiB"),
             std::string::npos)
@@ -135,9 +140,17 @@ TEST_F(Recommend, StreamWithTheRingFiguresAndTheRanksThatWouldFit) {
   std::ostringstream printed;
   printed << verdict;
   EXPECT_NE(printed.str().find("recommendation: stream"), std::string::npos) << printed.str();
-  EXPECT_NE(printed.str().find("stream:    ring of 9.0 KiB (10 chunk(s) of 1 batch(es)), fits"),
+  EXPECT_NE(printed.str().find("stream:    ring of 9.0 KiB (10 chunk(s) of 1 batch(es)) and "
+                               "ring_bytes 7.8 KiB, whole_epoch order, fit together"),
             std::string::npos)
       << printed.str();
+  EXPECT_NE(printed.str().find("ring:      7.8 KiB for gathering epochs, does not fit beside "
+                               "the data"),
+            std::string::npos)
+      << printed.str();
+  // Seven bytes less and the two rings no longer fit together.
+  EXPECT_FALSE(
+      resident::plan(HostSpace::with_budget(4 * 2304 + 7936 - 7), options, x, y).stream_fits);
 }
 
 TEST_F(Recommend, StreamSaysSoWhenNotEvenTheRingFits) {
@@ -145,7 +158,9 @@ TEST_F(Recommend, StreamSaysSoWhenNotEvenTheRingFits) {
   EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
   EXPECT_FALSE(verdict.stream_fits);
   EXPECT_EQ(verdict.partition_world_size, 5u);  // 200 rows: 3200 -> 3328 + 800 B
-  EXPECT_NE(verdict.reason.find("even a streaming ring of 9.0 KiB does not fit"), std::string::npos)
+  EXPECT_NE(verdict.reason.find("even a streaming ring of 9.0 KiB and a gather ring of 15.5 KiB "
+                                "do not fit together"),
+            std::string::npos)
       << verdict.reason;
 }
 
@@ -230,7 +245,8 @@ TEST_F(Recommend, TheStreamingRingNeverExceedsTheData) {
   EXPECT_EQ(verdict.stream_ring_bytes, 4096u) << "1005 rows of 4 bytes, 256-aligned";
   std::ostringstream printed;
   printed << verdict;
-  EXPECT_NE(printed.str().find("stream:    ring of 4.0 KiB (1 chunk(s) of 11 batch(es)), fits"),
+  EXPECT_NE(printed.str().find("stream:    ring of 4.0 KiB (1 chunk(s) of 11 batch(es)) and "
+                               "ring_bytes 3.0 KiB, whole_epoch order, fit together"),
             std::string::npos)
       << printed.str();
 }

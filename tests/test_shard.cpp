@@ -415,18 +415,26 @@ void expect_same_steps(const std::vector<Steps>& ranks, std::size_t batch) {
 
 /// Replicated: step j's lanes together are one global batch, the same on every rank, and the
 /// steps cover the served rows once. Under a batch-level shuffle (`runs`) a global batch is a run
-/// of world * batch rows from a multiple of it; a sample shuffle draws its rows from a window.
+/// of world * batch rows from a multiple of it past the epoch's first row (under `drop`, a
+/// shuffled epoch starts at a seeded offset, so that the rows left out change); a sample shuffle
+/// draws its rows from the whole epoch (or a window).
 void expect_one_global_order(const std::vector<Steps>& ranks, std::size_t batch, std::size_t n,
                              Remainder remainder, bool runs) {
   std::vector<int> seen(n, 0);
   const std::size_t round = ranks.size() * batch;
+  std::int64_t first = static_cast<std::int64_t>(n);
+  for (const Steps& rank : ranks)
+    for (const auto& ids : rank.ids)
+      for (const std::int64_t id : ids) first = std::min(first, id);
+  const std::size_t served = remainder == Remainder::drop ? n / round * round : n;
+  ASSERT_LE(static_cast<std::size_t>(first) + served, n);
   for (std::size_t k = 0; k < ranks[0].ids.size(); ++k) {
     std::vector<std::int64_t> step;
     for (const Steps& rank : ranks) step.insert(step.end(), rank.ids[k].begin(), rank.ids[k].end());
     std::sort(step.begin(), step.end());
     ASSERT_FALSE(step.empty()) << "step " << k;
     if (runs) {
-      ASSERT_EQ(static_cast<std::size_t>(step.front()) % round, 0u) << "step " << k;
+      ASSERT_EQ(static_cast<std::size_t>(step.front() - first) % round, 0u) << "step " << k;
     }
     for (std::size_t r = 0; r < step.size(); ++r) {
       if (runs) {
@@ -436,8 +444,17 @@ void expect_one_global_order(const std::vector<Steps>& ranks, std::size_t batch,
       ++seen[static_cast<std::size_t>(step[r])];
     }
   }
-  const std::size_t served = remainder == Remainder::drop ? n / round * round : n;
-  for (std::size_t row = 0; row < n; ++row) ASSERT_EQ(seen[row], row < served ? 1 : 0) << row;
+  std::size_t total = 0;
+  for (std::size_t row = 0; row < n; ++row) {
+    ASSERT_LE(seen[row], 1) << row;
+    total += static_cast<std::size_t>(seen[row]);
+    if (runs) {
+      const bool in_run =
+          row >= static_cast<std::size_t>(first) && row < static_cast<std::size_t>(first) + served;
+      ASSERT_EQ(seen[row], in_run ? 1 : 0) << row;
+    }
+  }
+  ASSERT_EQ(total, served);
 }
 
 DatasetOptions streamed_rank(Remainder remainder, Sharding sharding, int rank) {
@@ -529,8 +546,11 @@ TEST(ShardedStreaming, AutomaticChunksThatDoNotFitARankAreRefusedWithAdvice) {
   std::vector<std::int32_t> ids(1010);  // no compact type: the plan recommends streaming
   std::iota(ids.begin(), ids.end(), 0);
   const HostTensor<const std::int32_t> tensor(ids.data(), {1010});
-  const DatasetOptions options = streamed_rank(Remainder::partial, Sharding::partitioned, 1);
-  const HostSpace tiny = HostSpace::with_budget(1024);  // a rank's part is 2020 B
+  DatasetOptions options = streamed_rank(Remainder::partial, Sharding::partitioned, 1);
+  options.ring_depth = 1;
+  // A rank's part is 2020 B; two explicit chunks of 2 batches (1 KiB) and a gather ring of 1
+  // batch (512 B) fit, the automatic chunking does not.
+  const HostSpace tiny = HostSpace::with_budget(1536);
   const auto verdict = resident::plan(tiny, options, tensor);
   EXPECT_EQ(verdict.stream_chunk_batches,
             resident::plan(HostSpace::with_budget(1 << 20), options, tensor).stream_chunk_batches);

@@ -50,9 +50,12 @@ using resident::StreamingDataset;
 using resident::testing::read_back;
 using resident::testing::TempNpy;
 
+// Window order: these cases test the chunking and the files read chunk by chunk (the
+// whole-epoch order, the preloaded batches, is the composition test's).
 DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_t chunk_batches,
                               std::size_t ring = 3, std::size_t prefetch = 2) {
   DatasetOptions options;
+  options.streaming.order = resident::StreamOrder::window;
   options.batch_size = batch;
   options.remainder = remainder;
   options.reserve_bytes = 0;
@@ -395,7 +398,9 @@ TEST(StreamingDataset, RefusesWhenNotEvenTheRingFits) {
                                           data.feature_tensor());
     FAIL() << "a ring of 4 slots of 1200 bytes cannot fit in 4 KiB";
   } catch (const CapacityError& error) {
-    EXPECT_EQ(error.needed_bytes(), 4u * 1280u);  // 100 rows x 12 bytes, 256-aligned, 4 slots
+    // 4 slots of 100 rows x 12 bytes, 256-aligned, and a gather ring of 2 batches of 100 rows
+    // of 12 bytes (1280 B aligned) and 100 row ids of 8 bytes (2304 B a slot).
+    EXPECT_EQ(error.needed_bytes(), 4u * 1280u + 2u * 2304u);
     EXPECT_NE(std::string(error.what()).find("even the streaming ring"), std::string::npos)
         << error.what();
   }
@@ -661,7 +666,9 @@ TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
           std::sort(rows.begin(), rows.end());
           const std::size_t served = remainder == Remainder::drop ? n / batch * batch : n;
           ASSERT_EQ(rows.size(), served);
-          for (std::size_t r = 0; r < served; ++r) ASSERT_EQ(rows[r], std::int64_t(r));
+          // Consecutive rows from the epoch's drop offset (0 but under a shuffled drop).
+          for (std::size_t r = 0; r < served; ++r)
+            ASSERT_EQ(rows[r], rows.front() + std::int64_t(r));
         }
       }
     }

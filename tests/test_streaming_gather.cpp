@@ -36,9 +36,13 @@ using resident::Shuffle;
 using resident::StreamingDataset;
 using resident::testing::read_back;
 
+// Window order unless told otherwise: these cases test the window shuffle (the whole-epoch
+// order is the preloaded one, which the composition test compares bit for bit).
 DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_t chunk_batches,
-                              std::size_t ring, std::size_t prefetch) {
+                              std::size_t ring, std::size_t prefetch,
+                              resident::StreamOrder order = resident::StreamOrder::window) {
   DatasetOptions options;
+  options.streaming.order = order;
   options.batch_size = batch;
   options.remainder = remainder;
   options.streaming.chunk_batches = chunk_batches;
@@ -105,7 +109,9 @@ TYPED_TEST(TypedStreamingGather, SampleShuffleVisitsEveryRowOnceAndMixesChunks) 
       std::sort(seen.begin(), seen.end());
       const std::size_t served = remainder == Remainder::drop ? n / batch * batch : n;
       ASSERT_EQ(seen.size(), served);
-      for (std::size_t row = 0; row < served; ++row) ASSERT_EQ(seen[row], std::int64_t(row));
+      // Consecutive rows from the epoch's drop offset (0 but under drop).
+      for (std::size_t row = 0; row < served; ++row)
+        ASSERT_EQ(seen[row], seen.front() + std::int64_t(row));
       EXPECT_GT(mixed, first.size() / 2) << "most batches hold rows of several chunks";
       EXPECT_EQ(epoch_ids(ds, ds.epoch({42, 0, Shuffle::samples})), first);
       EXPECT_NE(epoch_ids(ds, ds.epoch({42, 1, Shuffle::samples})), first);
@@ -248,31 +254,66 @@ TYPED_TEST(TypedStreamingGather, ConversionAndAugmentationEqualThePreloadedBatch
   }
 }
 
-// A gather ring that does not fit beside the streaming ring is refused with a typed error
-// naming it, takes nothing, and leaves the dataset streaming as before.
-TYPED_TEST(TypedStreamingGather, AGatherRingThatDoesNotFitIsRefusedAndTheDatasetStaysUsable) {
+// A conversion to double: wider than the ring planned by default.
+struct ToDouble {
+  using output_type = double;
+  template <class T>
+  RESIDENT_HOST_DEVICE double operator()(T value, std::size_t /*element*/) const noexcept {
+    return static_cast<double>(value);
+  }
+};
+
+// The gather ring is planned with the chunk slots: a ring that cannot fit beside them refuses
+// the dataset when it is made, naming the option that helps; a conversion wider than planned
+// is refused when its epoch is made, takes nothing, and leaves the dataset serving as before;
+// planned for (DatasetOptions::ring_element_bytes), it runs.
+TYPED_TEST(TypedStreamingGather, TheGatherRingIsPlannedWithTheChunkSlots) {
   if constexpr (!resident::testing::has_budget<TypeParam>::value) {
     GTEST_SKIP() << "skipped: no byte budget: the space cannot be given one";
   } else {
-    std::vector<std::int64_t> ids(1000);
-    std::iota(ids.begin(), ids.end(), std::int64_t{0});
-    const HostTensor<const std::int64_t> tensor(ids.data(), {ids.size()});
-    DatasetOptions options = stream_options(10, Remainder::partial, 5, 4, 2);
-    options.ring_depth = 100;  // 100 batch slots: far more than the budget leaves
-    const auto space = TypeParam::with_budget(std::size_t{16} << 10);
-    StreamingDataset<TypeParam, std::int64_t> ds(space, options, tensor);
-    const std::size_t used = space.used_bytes();
+    std::vector<std::int32_t> ids(1000);
+    std::iota(ids.begin(), ids.end(), std::int32_t{0});
+    const HostTensor<const std::int32_t> tensor(ids.data(), {ids.size()});
+    DatasetOptions options = stream_options(100, Remainder::partial, 1, 4, 2);
+    // Exactly the chunk slots (4 x 512 B) and the planned gather ring (2 slots of 512 B of
+    // values and 800 B of row ids, 1536 B aligned); as doubles, 1024 B of values: 2048 B.
+    const auto space = TypeParam::with_budget(5120);
+    options.ring_depth = 100;  // 100 batch slots: far more than the budget
     try {
-      (void)ds.epoch({1, 0, Shuffle::samples});
-      ADD_FAILURE() << "the ring fitted";
+      StreamingDataset<TypeParam, std::int32_t> refused(space, options, tensor);
+      ADD_FAILURE() << "the rings fitted";
+    } catch (const CapacityError& error) {
+      EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("gather ring"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(space.used_bytes(), 0u);
+
+    options.ring_depth = 2;
+    StreamingDataset<TypeParam, std::int32_t> ds(space, options, tensor);
+    EXPECT_GT(ds.planned_ring_bytes(), 0u);
+    const std::size_t used = space.used_bytes();
+    EXPECT_EQ(used + ds.planned_ring_bytes(), 5120u);
+    try {
+      (void)ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(ToDouble{}));
+      ADD_FAILURE() << "a ring twice as wide as planned fitted";
     } catch (const CapacityError& error) {
       EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
     }
     EXPECT_EQ(space.used_bytes(), used) << "a refused ring takes nothing";
     EXPECT_EQ(ds.ring_bytes(), 0u);
-    const auto batches = epoch_ids(ds, ds.epoch({1, 0, Shuffle::batches}));
+    for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+      std::size_t rows = 0;
+      for (auto [x] : ds.epoch({1, 0, shuffle})) rows += x.valid_rows();
+      EXPECT_EQ(rows, ids.size());
+    }
+    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
+
+    options.ring_element_bytes = sizeof(double);
+    StreamingDataset<TypeParam, std::int32_t> wide(TypeParam::with_budget(6144), options, tensor);
+    EXPECT_EQ(wide.planned_ring_bytes(), 4096u);
     std::size_t rows = 0;
-    for (const auto& batch : batches) rows += batch.size();
+    for (auto [x] : wide.epoch({1, 0, Shuffle::samples}, resident::convert<0>(ToDouble{})))
+      rows += x.valid_rows();
     EXPECT_EQ(rows, ids.size());
   }
 }

@@ -122,6 +122,25 @@ class Normalize {
             "rows or 1 for HWC rows of this field");
   }
 
+  /// @brief This normalization with its channels laid out as `image` lays them out (the channel
+  /// stride of `image`): an epoch that augments the field it converts calls it when it is made,
+  /// so that the layout declared to the augmentation decides, whatever stride `mean_std` got.
+  /// One channel fits every layout and is returned unchanged.
+  /// @throws InvalidArgument when `image` has another count of channels than this one.
+  [[nodiscard]] Normalize with_layout(const ImageLayout& image) const {
+    if (channels_ == 1) return *this;
+    RESIDENT_EXPECTS(
+        image.channels == channels_,
+        "Normalize::mean_std has " + std::to_string(channels_) +
+            " channels, but the augmentation of the same field declares its images as " +
+            image.describe() + ", of " + std::to_string(image.channels) +
+            " channels; give one mean and std per channel of the declared layout (or declare "
+            "the layout the images have)");
+    Normalize laid_out = *this;
+    laid_out.channel_stride_ = image.channel_stride();
+    return laid_out;
+  }
+
   /// @brief Channels: 1, or as many as `mean_std` was given.
   [[nodiscard]] RESIDENT_HOST_DEVICE std::size_t channels() const noexcept { return channels_; }
   /// @brief Elements of one channel's run in a row (`mean_std`'s `channel_stride`; 1 for a

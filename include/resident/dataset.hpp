@@ -113,7 +113,7 @@ class DatasetEpoch {
     return detail::visit_held(
         epoch_, [](const auto& epoch) -> const EpochOptions& { return epoch.options(); });
   }
-  /// @brief Batch `k` (see `Epoch::batch` and `StreamingEpoch::batch` for cost and lifetime).
+  /// @brief Batch `k` (see `Epoch::batch` for cost and lifetime).
   [[nodiscard]] batch_type batch(std::size_t k) {
     return std::visit([k](auto& epoch) -> batch_type { return epoch.batch(k); }, epoch_);
   }
@@ -171,40 +171,15 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
     return std::visit([index](auto& ds) -> batch_type { return ds.batch(index); }, data_);
   }
 
-  /// @brief One epoch (see `DeviceDataset::epoch` and `StreamingEpoch` for what each
-  /// shuffle costs and means).
-  template <bool Kernels = detail::kernels_available>
-  [[nodiscard]] DatasetEpoch<Dataset, Kernels> epoch(EpochOptions options = {}) {
-    return held_epoch<DatasetEpoch<Dataset, Kernels>>(
-        [&](auto& ds) { return ds.template epoch<Kernels>(options); });
-  }
-  /// @brief One epoch with field `Field` converted (see `DeviceDataset::epoch`).
-  template <std::size_t Field, class Op, bool Kernels = detail::kernels_available>
-  [[nodiscard]] DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>> epoch(
-      EpochOptions options, FieldConversion<Field, Op> conversion) {
-    return held_epoch<DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>>>(
-        [&](auto& ds) { return ds.template epoch<Field, Op, Kernels>(options, conversion); });
-  }
-  /// @brief One epoch with field `Field`'s images augmented (see `DeviceDataset::epoch`).
-  template <std::size_t Field, bool Kernels = detail::kernels_available>
-  [[nodiscard]] DatasetEpoch<Dataset, Kernels, NoConversion, FieldAugmentation<Field>> epoch(
-      EpochOptions options, FieldAugmentation<Field> augmentation) {
-    return held_epoch<DatasetEpoch<Dataset, Kernels, NoConversion, FieldAugmentation<Field>>>(
-        [&](auto& ds) { return ds.template epoch<Field, Kernels>(options, augmentation); });
-  }
-  /// @brief One epoch augmented, converted, then cut out (see `DeviceDataset::epoch`).
-  template <std::size_t Field, class Op, std::size_t Augmented,
-            bool Kernels = detail::kernels_available>
-  [[nodiscard]] DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>,
-                             FieldAugmentation<Augmented>>
-  epoch(EpochOptions options, FieldConversion<Field, Op> conversion,
-        FieldAugmentation<Augmented> augmentation) {
-    return held_epoch<
-        DatasetEpoch<Dataset, Kernels, FieldConversion<Field, Op>, FieldAugmentation<Augmented>>>(
-        [&](auto& ds) {
-          return ds.template epoch<Field, Op, Augmented, Kernels>(options, conversion,
-                                                                  augmentation);
-        });
+  /// @brief One epoch in the order `options` gives, with the transforms named, as
+  /// `DeviceDataset::epoch` takes them (see `Epoch` for what each shuffle costs and means).
+  template <bool Kernels = detail::kernels_available, class... Transforms>
+  [[nodiscard]] auto epoch(EpochOptions options = {}, Transforms... transforms) {
+    using Pack = detail::TransformPack<num_fields, Transforms...>;
+    using Result =
+        DatasetEpoch<Dataset, Kernels, typename Pack::conversion, typename Pack::augmentation>;
+    if (auto* ds = preloaded()) return Result(ds->template epoch<Kernels>(options, transforms...));
+    return Result(streaming()->template epoch<Kernels>(options, transforms...));
   }
 
   /// @cond impl
@@ -218,13 +193,6 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
   /// @endcond
 
  private:
-  // The epoch `make` makes of whichever dataset is held.
-  template <class Result, class Make>
-  [[nodiscard]] Result held_epoch(Make&& make) {
-    if (auto* ds = preloaded()) return Result(make(*ds));
-    return Result(make(*streaming()));
-  }
-
   std::variant<preloaded_type, streaming_type> data_;
   Plan plan_;
 };
@@ -274,7 +242,8 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
   for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
   const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
   const auto replan = [&] {
-    return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...});
+    return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
+                               detail::memory_stream_order(options.streaming.order));
   };
   return detail::preload_or_stream<Dataset<Space, Ts...>>(
       options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
@@ -295,7 +264,7 @@ template <class Space, class... Ts>
   return detail::plan_layout(
       space, options,
       detail::member_layout<Ts...>(options, detail::field_members<Ts...>(archive, keys)),
-      {detail::element_kind<Ts>()...});
+      {detail::element_kind<Ts>()...}, detail::memory_stream_order(options.streaming.order));
 }
 
 /// @brief `plan()` for members of the archive at `archive` (default `ArchiveOptions`).

@@ -19,10 +19,13 @@
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/dataset_core.hpp"
+#include "resident/detail/epoch_order.hpp"
 #include "resident/detail/gather_ring.hpp"
 #include "resident/detail/host_upload.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
+#include "resident/detail/row_order.hpp"
+#include "resident/detail/transform_pack.hpp"
 #include "resident/detail/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
@@ -88,6 +91,10 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
 
     fields_ = detail::ResetOnMove<batch_type>(
         views(storage, layout, std::index_sequence_for<Ts...>{}, sources.shapes));
+    std::array<Shape, num_fields> row_shapes;
+    for (std::size_t field = 0; field < num_fields; ++field)
+      row_shapes[field] = sources.shapes[field].drop_front();
+    row_shapes_ = detail::ResetOnMove<std::array<Shape, num_fields>>(row_shapes);
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     core_ = std::move(core);
   }
@@ -122,46 +129,20 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     return impl_batch(core_.geometry().slice(index, core_.geometry().lane));
   }
 
-  /// @brief One epoch: the batches in the order `options` gives (see `Epoch` for the cost of
-  /// each shuffle and how long a gathered view stays valid).
-  /// @throws CapacityError when a gathering epoch's ring does not fit.
-  template <bool Kernels = detail::kernels_available>
-  [[nodiscard]] Epoch<DeviceDataset, NoConversion, Kernels> epoch(EpochOptions options = {}) {
-    return Epoch<DeviceDataset, NoConversion, Kernels>(*this, options, {});
-  }
-
-  /// @brief One epoch whose batches hold field `Field` converted by `conversion` (e.g.
-  /// `convert<0>(Normalize{1.0f / 255, 0})`), gathered into the ring.
-  template <std::size_t Field, class Op, bool Kernels = detail::kernels_available>
-  [[nodiscard]] Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels> epoch(
-      EpochOptions options, FieldConversion<Field, Op> conversion) {
-    static_assert(Field < num_fields, "the converted field is past the dataset's fields");
-    return Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels>(*this, options, conversion);
-  }
-
-  /// @brief One epoch whose batches hold field `Field`'s images augmented by `augmentation`
-  /// (e.g. `augment<0>(ImageLayout::chw(3, 32, 32), RandomCrop{4}, RandomFlip{})`), gathered
-  /// into the ring under every `Shuffle`.
-  /// @throws InvalidArgument when the image layout or an op does not fit the field's rows;
-  /// CapacityError when the ring does not fit.
-  template <std::size_t Field, bool Kernels = detail::kernels_available>
-  [[nodiscard]] Epoch<DeviceDataset, NoConversion, Kernels, FieldAugmentation<Field>> epoch(
-      EpochOptions options, FieldAugmentation<Field> augmentation) {
-    static_assert(Field < num_fields, "the augmented field is past the dataset's fields");
-    return {*this, options, NoConversion{}, augmentation};
-  }
-
-  /// @brief One epoch whose batches are augmented (crop and flip), converted, then cut out, in
-  /// one pass per field: `ds.epoch(options, convert<0>(normalize), augment<0>(image, ops...))`.
-  template <std::size_t Field, class Op, std::size_t Augmented,
-            bool Kernels = detail::kernels_available>
-  [[nodiscard]] Epoch<DeviceDataset, FieldConversion<Field, Op>, Kernels,
-                      FieldAugmentation<Augmented>>
-  epoch(EpochOptions options, FieldConversion<Field, Op> conversion,
-        FieldAugmentation<Augmented> augmentation) {
-    static_assert(Field < num_fields, "the converted field is past the dataset's fields");
-    static_assert(Augmented < num_fields, "the augmented field is past the dataset's fields");
-    return {*this, options, conversion, augmentation};
+  /// @brief One epoch: the batches in the order `options` gives, with the transforms named
+  /// (see `Epoch` for the cost of each shuffle and how long a gathered view stays valid):
+  /// `ds.epoch(options)`, `ds.epoch(options, convert<0>(Normalize{1.0f / 255, 0}))` (field 0
+  /// converted), `ds.epoch(options, augment<0>(ImageLayout::chw(3, 32, 32), RandomCrop{4},
+  /// RandomFlip{}))` (field 0's images augmented), or both, in one pass per field. Every
+  /// batch of an epoch with a transform is gathered into the ring, under every `Shuffle`.
+  /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
+  /// a gathering epoch's ring does not fit.
+  template <bool Kernels = detail::kernels_available, class... Transforms>
+  [[nodiscard]] epoch_for<DeviceDataset, Kernels, Transforms...> epoch(EpochOptions options = {},
+                                                                       Transforms... transforms) {
+    using Pack = detail::TransformPack<num_fields, Transforms...>;
+    return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...),
+            Pack::template pick<typename Pack::augmentation>(transforms...)};
   }
 
   /// @brief The whole of field `Field`: every stored row (this rank's part when partitioned),
@@ -190,6 +171,38 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
         },
         fields_.get());
   }
+  // What `Epoch` asks of the dataset it serves: the epoch's order, its batches as views, where
+  // a gathered batch's rows are, and the rows' shapes.
+  using impl_pass_type = detail::EpochOrder;
+  static constexpr const char* impl_holding = "the dataset itself";
+  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) const {
+    return {core_.geometry(), options};
+  }
+  [[nodiscard]] static constexpr bool impl_views_samples() noexcept { return false; }
+  [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) const {
+    return impl_batch(pass.slice(core_.geometry(), k));
+  }
+  struct impl_gathered {
+    detail::RowOrder order;
+    detail::BatchSlice slice;
+  };
+  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
+    return {pass.rows(core_.geometry(), k), pass.slice(core_.geometry(), k)};
+  }
+  template <std::size_t Field>
+  [[nodiscard]] auto impl_rows(const impl_gathered& /*gathered*/) const noexcept {
+    const auto rows = std::get<Field>(fields_.get());
+    return detail::StoredRows<typename decltype(rows)::value_type>{rows.data(),
+                                                                   rows.row_elements()};
+  }
+  // Views of the stored rows need no order: the upload completed before the dataset was made.
+  void impl_wait_view(const impl_pass_type& /*pass*/, std::size_t /*k*/,
+                      typename Space::stream_type /*consumer*/) const noexcept {}
+  void impl_release_view(const impl_pass_type& /*pass*/, std::size_t /*k*/,
+                         typename Space::stream_type /*consumer*/) const noexcept {}
+  [[nodiscard]] const std::array<Shape, num_fields>& impl_row_shapes() const noexcept {
+    return row_shapes_.get();
+  }
   /// @endcond
 
  private:
@@ -206,7 +219,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   detail::DatasetCore<Space, num_fields> core_;
   std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
   detail::ResetOnMove<batch_type> fields_;              // views of every stored row
-  detail::GatherRing<Space> ring_;                      // of gathering epochs, made by the first
+  detail::ResetOnMove<std::array<Shape, num_fields>> row_shapes_;
+  detail::GatherRing<Space> ring_;  // of gathering epochs, made by the first
 };
 
 /// Deduces the field types from the tensors, const or not: `DeviceDataset ds(space, opt, x, y)`.

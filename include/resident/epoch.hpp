@@ -34,6 +34,7 @@
 #include "resident/detail/row_order.hpp"
 #include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/tenancy.hpp"
+#include "resident/detail/transform_pack.hpp"
 #include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
@@ -75,31 +76,39 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 
 }  // namespace detail
 
-/// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as
-/// `DeviceDataset::batch(i)` (with the converted field's element type where a conversion is
-/// given). Made by `DeviceDataset::epoch`.
+/// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as the
+/// dataset's `batch(i)` (with the converted field's element type where a conversion is given).
+/// Made by `epoch(options, transforms...)` of `DeviceDataset` and `StreamingDataset` (which
+/// names it `StreamingEpoch`): one implementation for both, the dataset supplying where a
+/// batch's rows are (its allocation, or its chunk slots) and the epoch doing the rest.
 ///
 /// Cost: `Shuffle::none` and `Shuffle::batches` without a conversion or an augmentation are
-/// zero-copy (batch `k` is `ds.batch(order(k))`). `Shuffle::samples`, and any epoch with a
-/// conversion or an augmentation, gather each batch into the dataset's ring of `ring_depth`
-/// slots: on `CudaSpace` one kernel per field on `ds.stream()` (gathering, augmenting and
-/// converting in one pass), no host synchronisation; on `HostSpace` the host's copy threads.
+/// zero-copy: batch `k` is a view of the dataset's rows (preloaded) or of a chunk slot
+/// (streamed), and so is `Shuffle::samples` of a stream in whole-epoch order, whose chunks hold
+/// the epoch's rows in order already. Every other epoch gathers each batch into the dataset's
+/// ring of `ring_depth` slots: on `CudaSpace` one kernel per field on `ds.stream()`
+/// (gathering, augmenting and converting in one pass), no host synchronisation; on `HostSpace`
+/// the host's copy threads.
 /// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
 /// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
-/// `j % ring_depth == k % ring_depth`). On `CudaSpace` the gather is ordered on `ds.stream()`:
-/// kernels on that stream see the data; a batch read on another stream needs `wait(k, stream)`
-/// before the reads and `release(k, stream)` after them (no-ops on `HostSpace`, so the same
-/// code runs on every space). One gathering epoch at a time per dataset: making a new one retires
-/// the previous one's ring, and using the old one then throws `resident::Error`. An epoch refers to
-/// the dataset object it was made from: once that object is moved from, assigned, swapped or
+/// `j % ring_depth == k % ring_depth`). A view of a chunk slot stays valid until the reader
+/// reaches the chunk `ring_chunks - prefetch_chunks` positions later (see `StreamingDataset`).
+/// On `CudaSpace` the batches are ordered on `ds.stream()`: kernels on that stream see the
+/// data; a batch read on another stream needs `wait(k, stream)` before the reads and
+/// `release(k, stream)` after them (no-ops on `HostSpace`, so the same code runs on every
+/// space). One gathering epoch at a time per dataset: making a new one retires the previous
+/// one's ring, and using the old one then throws `resident::Error`. An epoch refers to the
+/// dataset object it was made from: once that object is moved from, assigned, swapped or
 /// destroyed, every use of the epoch (`size()`, `begin()`, `batch()`, ...) throws
 /// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
 /// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
 /// one thread at a time.
-template <class Owner, class Conversion, bool Kernels, class Augment = NoAugmentation>
+template <class Owner, class Conversion = NoConversion, bool Kernels = detail::kernels_available,
+          class Augment = NoAugmentation>
 class Epoch {
   using Space = typename Owner::space_type;
   using Stored = typename Owner::batch_type;
+  using Pass = typename Owner::impl_pass_type;
   static constexpr std::size_t fields = Owner::num_fields;
   static constexpr bool has_conversion = !std::is_same_v<Conversion, NoConversion>;
   static constexpr bool has_augmentation = !std::is_same_v<Augment, NoAugmentation>;
@@ -123,26 +132,22 @@ class Epoch {
   using batch_type = typename batch_of<std::make_index_sequence<fields>>::type;
   using index_view = BatchView<const std::int64_t>;  ///< What `batch_indices()` returns.
   using stream_type = typename Space::stream_type;   ///< The streams `wait`/`release` order.
+  using iterator = detail::BatchIterator<Epoch>;     ///< Input iterator over the batches.
 
-  /// @brief Use `DeviceDataset::epoch`.
-  Epoch(Owner& dataset, EpochOptions options, Conversion conversion, Augment augment = {})
+  /// @brief Use the dataset's `epoch(options, transforms...)`.
+  /// @throws InvalidArgument when a conversion or an augmentation does not fit its field's
+  /// rows; CapacityError when a gathering epoch's ring does not fit (the dataset is unchanged).
+  Epoch(Owner& dataset, EpochOptions options, Conversion conversion = {}, Augment augment = {})
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
         options_(options),
-        transforms_{conversion, augment},
-        lane_(dataset.impl_core().geometry().lane) {
+        transforms_{conversion, augment} {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
-    const detail::ShardGeometry& geometry = dataset.impl_core().geometry();
     transforms_.check(dataset.impl_core().layout(), options);
-    if (options.shuffle == Shuffle::batches) {
-      // A short last batch stays last (see ShardGeometry::short_last).
-      batch_order_ = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
-      // Replicated ranks also trade lanes each epoch, so that no rank keeps the same rows.
-      lane_ = detail::epoch_lane(geometry, options);
-    }
-    if (options.shuffle == Shuffle::samples)
-      sample_order_ = Permutation(geometry.order_rows, options.seed, options.epoch);
-    if (gathers()) claim_ring();
+    pass_ = dataset.impl_make_pass(options);
+    gathers_ =
+        always_gathers || (options.shuffle == Shuffle::samples && !dataset.impl_views_samples());
+    if (gathers_) claim_ring();
   }
 
   /// @brief Batches in the epoch.
@@ -156,66 +161,67 @@ class Epoch {
   /// @brief The options the epoch was made with.
   [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
   /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
-  [[nodiscard]] bool gathers() const noexcept {
-    return always_gathers || options_.shuffle == Shuffle::samples;
-  }
+  [[nodiscard]] bool gathers() const noexcept { return gathers_; }
 
-  /// @brief Batch `k` of the epoch (`k < size()`).
+  /// @brief Batch `k` of the epoch (`k < size()`); on a stream, waits only if its chunks are
+  /// still loading.
   /// @throws std::out_of_range past the end; CapacityError if the ring does not fit;
   /// InvalidArgument for a gathering epoch on a device space in a translation unit not
-  /// compiled by nvcc; Error once the dataset was moved from, assigned, swapped or destroyed.
+  /// compiled by nvcc; Error once the dataset was moved from, assigned, swapped or destroyed,
+  /// or once a newer gathering epoch took the ring; a stream's load errors (FormatError for a
+  /// changed file, CudaError for a failed copy).
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!always_gathers) {
-      if (!gathers()) return dataset_->impl_batch(slice_of(k));
+      if (!gathers_) return dataset_->impl_view(pass_, k);
     }
-    return views(materialize(k, true), k, std::make_index_sequence<fields>{});
+    return views(materialize(k, true), std::make_index_sequence<fields>{});
   }
 
   /// @brief The row ids of batch `k`, in the dataset's space (`std::int64_t`, as PyTorch
   /// indexes), for kernels that gather by themselves; padding positions name the rows that
   /// pad them. Same lifetime as a gathered view.
+  /// @throws what `batch(k)` throws.
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
-    const std::size_t slot = materialize(k, gathers());
+    const std::size_t slot = materialize(k, gathers_);
     return index_view(
         reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
             dataset_->impl_ring().data() + slot * ring_.slot_bytes + ring_.index_offset),
-        rows_of(k), Shape{}, valid_rows_of(k));
+        slices_[slot].rows, Shape{}, slices_[slot].valid);
   }
 
-  /// @brief Orders `consumer` after batch `k`'s gather: work enqueued on `consumer` after
-  /// this call sees the batch (its gathered views and its `batch_indices(k)`), without a host
-  /// wait. Call it after `batch(k)` (or `batch_indices(k)`) and before enqueueing the reads on
-  /// `consumer`; pair it with `release(k, consumer)`. A batch that is a zero-copy view needs
-  /// no order (the upload completed before the dataset was returned) and neither does any
-  /// batch on `HostSpace` (gathers complete before `batch(k)` returns): nothing is done then.
-  /// @throws std::out_of_range past the end; Error when batch `k` of a gathering epoch is not
-  /// in the ring (not asked for yet, or replaced by batch `k + ring_depth`), when a newer
-  /// gathering epoch took the ring, or once the dataset was moved from, assigned, swapped or
-  /// destroyed; CudaError when `consumer` cannot wait (a stream of another device).
+  /// @brief Orders `consumer` after batch `k`: work enqueued on `consumer` after this call
+  /// sees the batch (its views and its `batch_indices(k)`), without a host wait (the
+  /// dataset's own `stream()` is ordered already). Call it after `batch(k)` (or
+  /// `batch_indices(k)`) and before the batch can be replaced: a gathered batch by
+  /// `batch(k + ring_depth)`, a view of a chunk by a batch of another chunk. Pair it with
+  /// `release(k, consumer)`. A view of a preloaded dataset needs no order (the upload completed
+  /// before the dataset was returned), and no batch on `HostSpace` does (gathers and loads
+  /// complete before `batch(k)` returns): nothing is done then but the checks.
+  /// @throws std::out_of_range past the end; Error when batch `k` is not there to order (not
+  /// asked for yet, or replaced: the message says which), when a newer gathering epoch took
+  /// the ring, or once the dataset was moved from, assigned, swapped or destroyed; CudaError
+  /// when `consumer` cannot wait (a stream of another device).
   void wait(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "wait");
-    if (slot == no_batch) return;
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    dataset_->impl_ring().fences().wait(slot, consumer);
+    if (slot != no_batch) dataset_->impl_ring().fences().wait(slot, consumer);
+    if (!gathers_) dataset_->impl_wait_view(pass_, k, consumer);
   }
 
-  /// @brief Lets the ring slot of batch `k` be gathered into again only once the work enqueued
-  /// on `consumer` so far is done: call it after enqueueing the last read of batch `k` on
-  /// `consumer` (see `wait`). One consumer stream per batch: the last release of a batch is
-  /// the one the next gather into its slot waits for (join other streams into it first).
-  /// Nothing is done where `wait` does nothing.
+  /// @brief Lets batch `k`'s memory (its ring slot, or its chunk's slot) be written again only
+  /// once the work enqueued on `consumer` so far is done: call it after enqueueing the last
+  /// read of batch `k` on `consumer` (see `wait`). One consumer stream per batch: the last
+  /// release of a batch is the one the next write of its slot waits for (join other streams
+  /// into it first). Nothing is done where `wait` does nothing.
   /// @throws what `wait` throws; CudaError when the event cannot be recorded on `consumer`.
   void release(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "release");
-    if (slot == no_batch) return;
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    dataset_->impl_ring().fences().release(slot, consumer);
+    if (slot != no_batch) dataset_->impl_ring().fences().release(slot, consumer);
+    if (!gathers_) dataset_->impl_release_view(pass_, k, consumer);
   }
-
-  /// @brief Input iterator over the epoch's batches.
-  using iterator = detail::BatchIterator<Epoch>;
 
   /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
   /// epoch object is destroyed or moved.
@@ -239,13 +245,13 @@ class Epoch {
   }
 
   // The ring slot that holds batch k for `wait` and `release` (`call`), or `no_batch` when the
-  // batch is not in the ring and needs no order (a zero-copy view).
+  // batch is a view, not in the ring.
   [[nodiscard]] std::size_t slot_holding(std::size_t k, const char* call) const {
     check_index(k);
     if (generation_ != 0) check_ring_is_ours();
     const std::size_t slot = generation_ != 0 ? k % slot_batch_.size() : no_batch;
     if (slot != no_batch && slot_batch_[slot] == k) return slot;
-    if (!gathers()) return no_batch;
+    if (!gathers_) return no_batch;
     throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
                 ", stream) on a gathering epoch found batch " + std::to_string(k) +
                 " not in the ring (" +
@@ -262,31 +268,26 @@ class Epoch {
           "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
   }
 
-  // The dataset batch that epoch batch k is (its position in the batch order).
-  [[nodiscard]] std::size_t stored_batch(std::size_t k) const noexcept {
-    return k < batch_order_.size() ? static_cast<std::size_t>(batch_order_(k)) : k;
-  }
-  // Where epoch batch k lies in the order: its positions and how many are real.
-  [[nodiscard]] detail::BatchSlice slice_of(std::size_t k) const noexcept {
-    return dataset_->impl_core().geometry().slice(stored_batch(k), lane_);
-  }
-  [[nodiscard]] std::size_t valid_rows_of(std::size_t k) const noexcept {
-    return slice_of(k).valid;
-  }
-  [[nodiscard]] std::size_t rows_of(std::size_t k) const noexcept { return slice_of(k).rows; }
-  [[nodiscard]] detail::RowOrder order_of(std::size_t k) const noexcept {
-    return {sample_order_, dataset_->impl_core().geometry().order_rows, slice_of(k).first};
+  // Each field's element bytes in a ring slot: the planned width (see `ring_element_bytes`)
+  // or the conversion's output, whichever is wider.
+  template <std::size_t... Field>
+  [[nodiscard]] std::array<std::size_t, fields> ring_elements(
+      std::index_sequence<Field...> /*fields*/) const {
+    const std::size_t width = dataset_->impl_core().config().ring_element_bytes;
+    return {std::max(detail::ring_element_bytes(sizeof(stored_t<Field>), width),
+                     sizeof(output_t<Field>))...};
   }
 
   void claim_ring() {
-    const detail::DatasetCore<Space, fields>& core = dataset_->impl_core();
-    const auto ring = detail::make_ring_layout(core.layout(), transforms_.ring_element_sizes(),
-                                               core.config().ring_depth);
+    const auto& core = dataset_->impl_core();
+    const auto ring = detail::make_ring_layout(
+        core.layout(), ring_elements(std::make_index_sequence<fields>{}), core.config().ring_depth);
     generation_ = dataset_->impl_ring().claim(core.space(), core.config(), ring.total_bytes,
-                                              ring.depth, dataset_->bytes());
+                                              ring.depth, dataset_->bytes(), Owner::impl_holding);
     ring_ = ring;
     slot_batch_.assign(ring_.depth, no_batch);
-    slot_has_fields_.assign(slot_batch_.size(), false);
+    slot_has_fields_.assign(ring_.depth, false);
+    slices_.assign(ring_.depth, detail::BatchSlice{});
   }
 
   // Writes batch k (its fields when `with_fields`, its row ids always) into its ring slot,
@@ -299,18 +300,24 @@ class Epoch {
     // The slot's previous batch is gone as soon as the fill starts: a fill that throws half-way
     // must not leave the slot claiming it.
     slot_batch_[slot] = no_batch;
-    fill(slot, k, with_fields, std::make_index_sequence<fields>{});
+    const auto gathered = dataset_->impl_gather(pass_, k);
+    fill(slot, gathered, with_fields, std::make_index_sequence<fields>{});
+    slices_[slot] = gathered.slice;
     slot_batch_[slot] = k;
     slot_has_fields_[slot] = with_fields;
     return slot;
   }
 
-  template <std::size_t... Field>
-  void fill(std::size_t slot, std::size_t k, bool with_fields, std::index_sequence<Field...>) {
+  // Batch `gathered` into ring slot `slot`: every field (gathered, augmented, converted in one
+  // pass) and the row ids when `with_fields`, else the row ids alone.
+  template <class Gathered, std::size_t... Field>
+  void fill(std::size_t slot, const Gathered& gathered, bool with_fields,
+            std::index_sequence<Field...> /*fields*/) {
     std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
     auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
-    const detail::RowOrder order = order_of(k);
-    const std::size_t rows = rows_of(k);
+    const auto& order = gathered.order;
+    const std::size_t rows = gathered.slice.rows;
+    const auto& row_elements = dataset_->impl_core().layout().row_elements;
     // The kernels go to the dataset's device, whichever the caller has current.
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     const auto& fences = dataset_->impl_ring().fences();
@@ -320,21 +327,27 @@ class Epoch {
         // One pass for every field, the row ids computed once (see host_gather).
         detail::host_gather(
             order, rows, indices, host_workers(),
-            detail::GatherField{
-                detail::StoredRows<stored_t<Field>>{dataset_->template field<Field>().data(),
-                                                    row_elements<Field>()},
-                ring_field<Field>(base), row_elements<Field>(), transforms_.template op<Field>(),
-                transforms_.template augmentation<Field>(), transforms_.key}...);
+            detail::GatherField{dataset_->template impl_rows<Field>(gathered),
+                                ring_field<Field>(base), row_elements[Field],
+                                transforms_.template op<Field>(),
+                                transforms_.template augmentation<Field>(), transforms_.key}...);
       } else {
         for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
       }
-    } else if (with_fields) {
-      (gather_field<Field>(ring_field<Field>(base), order, rows, Field == 0 ? indices : nullptr),
-       ...);
     } else {
       detail::require_kernels<Kernels>();
 #if defined(__CUDACC__)
-      detail::device_fill_indices(order, rows, indices, dataset_->stream());
+      if (with_fields)
+        (detail::device_gather(dataset_->template impl_rows<Field>(gathered),
+                               ring_field<Field>(base), row_elements[Field], order, rows,
+                               transforms_.template op<Field>(),
+                               transforms_.template augmentation<Field>(), transforms_.key,
+                               Field == 0 ? indices : nullptr, dataset_->stream()),
+         ...);
+      else
+        detail::device_fill_indices(order, rows, indices, dataset_->stream());
+#else
+      (void)order, (void)row_elements, (void)indices;
 #endif
     }
     fences.after_fill(slot, dataset_->stream());
@@ -343,27 +356,6 @@ class Epoch {
   template <std::size_t Field>
   [[nodiscard]] output_t<Field>* ring_field(std::byte* slot) const noexcept {
     return reinterpret_cast<output_t<Field>*>(slot + ring_.offsets[Field]);  // NOLINT: typed
-  }
-
-  // Field `Field` of batch k into its ring slot, by a kernel on the dataset's stream.
-  template <std::size_t Field>
-  void gather_field(output_t<Field>* to, const detail::RowOrder& order, std::size_t rows,
-                    std::int64_t* indices) {
-    detail::require_kernels<Kernels>();
-#if defined(__CUDACC__)
-    const auto source = dataset_->template field<Field>();
-    detail::device_gather(detail::StoredRows<stored_t<Field>>{source.data(), source.row_elements()},
-                          to, source.row_elements(), order, rows, transforms_.template op<Field>(),
-                          transforms_.template augmentation<Field>(), transforms_.key, indices,
-                          dataset_->stream());
-#else
-    (void)to, (void)order, (void)rows, (void)indices;
-#endif
-  }
-
-  template <std::size_t Field>
-  [[nodiscard]] std::size_t row_elements() const noexcept {
-    return dataset_->template field<Field>().row_elements();
   }
 
   // The copy team of this epoch's host gathers, made at the first: sized by the bytes of the
@@ -376,29 +368,33 @@ class Epoch {
   }
 
   template <std::size_t... Field>
-  [[nodiscard]] batch_type views(std::size_t slot, std::size_t k,
-                                 std::index_sequence<Field...>) const {
+  [[nodiscard]] batch_type views(std::size_t slot, std::index_sequence<Field...> /*fields*/) const {
     const std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
-    const std::size_t rows = rows_of(k);
-    const std::size_t valid = valid_rows_of(k);
+    const detail::BatchSlice& slice = slices_[slot];
     return batch_type(BatchView<const output_t<Field>>(
         reinterpret_cast<const output_t<Field>*>(base + ring_.offsets[Field]),  // NOLINT
-        rows, dataset_->template field<Field>().row_shape(), valid)...);
+        slice.rows, dataset_->impl_row_shapes()[Field], slice.valid)...);
   }
 
   Owner* dataset_;
   detail::TenancyLease lease_;  // checked before every use of `dataset_`
   EpochOptions options_;
   detail::FieldTransforms<Conversion, Augment, Stored> transforms_;
-  std::size_t lane_;  // this epoch's share of each round of the order (replicated)
-  Permutation batch_order_;
-  Permutation sample_order_;
+  Pass pass_{};           // the dataset's order of this epoch; made only while the lease is valid
+  bool gathers_ = false;  // whether batches are gathered into the ring
   detail::RingLayout<fields> ring_{};  // this epoch's slots (claimed: `generation_ != 0`)
   std::size_t generation_ = 0;
   std::vector<std::size_t> slot_batch_;
   std::vector<bool> slot_has_fields_;
+  std::vector<detail::BatchSlice> slices_;  // of each slot's batch
   std::unique_ptr<detail::CopyWorkers> workers_;
   detail::Tenancy self_;  // this epoch object's, for its iterators
 };
+
+/// @brief The epoch `Owner::epoch(options, transforms...)` makes.
+template <class Owner, bool Kernels, class... Transforms>
+using epoch_for =
+    Epoch<Owner, typename detail::TransformPack<Owner::num_fields, Transforms...>::conversion,
+          Kernels, typename detail::TransformPack<Owner::num_fields, Transforms...>::augmentation>;
 
 }  // namespace resident

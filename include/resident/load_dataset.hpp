@@ -7,7 +7,9 @@
 /// `load_dataset` uploads them into a `DeviceDataset`, `load_streaming_dataset` streams them
 /// through a `StreamingDataset`.
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,10 +18,15 @@
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/file_io.hpp"
+#include "resident/detail/format_bytes.hpp"
+#include "resident/detail/host_memory.hpp"
+#include "resident/detail/host_staging.hpp"
 #include "resident/detail/inflate.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/row_source.hpp"
+#include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/upload_plan.hpp"
+#include "resident/detail/zip_directory.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/npy.hpp"
@@ -120,23 +127,130 @@ inline void refuse_unless_streamable(const std::string& path, std::size_t offset
                           std::string(npy::dtype_code(header.dtype)) + "')");
 }
 
-/// A streaming dataset over rows read from files: field `f`'s array, whose header is
-/// `headers[f]`, begins at byte `image_offsets[f]` of `files[f]`.
+/// @brief One field's rows, found and checked, before the loader decides where they stream
+/// from: an array (`header`) whose `.npy` image begins at byte `image_offset` of `file` (a
+/// `.npy` file, or a stored member of an archive), or in a deflated member of the archive
+/// `file` (`deflated`).
+struct FieldRows {
+  std::shared_ptr<const ReadFile> file;  ///< The `.npy` file or the archive, open.
+  std::size_t image_offset = 0;          ///< Where the `.npy` image (or the member's bytes) begins.
+  npy::Header header;                    ///< The array's header (offsets within the image).
+  std::optional<ZipEntry> deflated{};    ///< The member, when its bytes are deflated.
+  std::string member{};                  ///< The member's name; empty for a `.npy` file.
+
+  /// What the rows are, for messages: "x.npy", "member 'x.npy' of a.npz".
+  [[nodiscard]] std::string what() const {
+    return member.empty() ? file->path() : "member '" + member + "' of " + file->path();
+  }
+};
+
+/// @brief Refuses to stream deflated members unless they can be inflated once into host
+/// memory: not in window order (whose chunks would each inflate the stream from its start),
+/// nor when their rows (`inflated` bytes) are more than the host's `available` bytes.
+/// @throws FormatError at the first deflated member, saying what to do.
+template <std::size_t Fields>
+void refuse_deflated_unless_inflatable(const std::array<FieldRows, Fields>& fields,
+                                       StreamOrder order, std::size_t inflated,
+                                       std::size_t available) {
+  const auto first = std::find_if(fields.begin(), fields.end(),
+                                  [](const FieldRows& rows) { return rows.deflated.has_value(); });
+  if (first == fields.end()) return;
+  const std::string deflated =
+      npz::detail::member_reason(first->member, "it is deflated (numpy.savez_compressed), ");
+  if (order == StreamOrder::window)
+    throw FormatError(first->file->path(), first->image_offset,
+                      deflated +
+                          "and StreamOptions::order is window, whose chunks are read in any order "
+                          "straight from the archive, which a deflate stream gives only by "
+                          "inflating from its start each time; leave StreamOptions::order "
+                          "automatic or set it to whole_epoch (deflated members are then inflated "
+                          "once into host memory), save the archive with numpy.savez (stored "
+                          "members stream from the file), or preload it with load_dataset");
+  if (inflated > available) {
+    const bool others = std::count_if(fields.begin(), fields.end(), [](const FieldRows& rows) {
+                          return rows.deflated.has_value();
+                        }) > 1;
+    throw FormatError(
+        first->file->path(), first->image_offset,
+        deflated + "so it streams from host memory, inflated once when the dataset is made; it " +
+            "would need " + std::to_string(inflated) + " bytes (" + format_bytes(inflated) +
+            ") of host memory for its inflated rows" +
+            (others ? " and those of the other deflated members" : "") + ", " +
+            std::to_string(available) + " bytes (" + format_bytes(available) +
+            ") are available; free host memory, save the archive uncompressed with numpy.savez "
+            "(stored members stream from the file), or preload it with load_dataset");
+  }
+}
+
+/// @brief Where each field's rows stream from, by `order` (see `StreamOrder`), counting only
+/// the rows this rank streams (`streamed_source_rows`): deflated members are inflated once into
+/// host memory (never in window order, and only where they fit in the host's available memory);
+/// rows in files are read once into host memory in whole-epoch order (refused where they do not fit
+/// with the inflated rows) and in automatic order where they fit in half of what the inflated rows
+/// leave of the host's available memory (the other half is the training process's), else read from
+/// their files chunk by chunk.
+/// @throws FormatError for deflated members that cannot be inflated, a read that fails or
+/// finds a file changed, corrupt deflate data; CapacityError when whole-epoch rows do not fit.
+template <std::size_t Fields>
+std::array<RowSource, Fields> sources_of(const std::array<FieldRows, Fields>& fields,
+                                         const DatasetLayout<Fields>& layout, StreamOrder order) {
+  const RowRange range = streamed_source_rows(layout.geometry, layout.source_rows);
+  std::size_t inflated = 0;
+  std::size_t in_files = 0;
+  bool any_deflated = false;
+  for (std::size_t field = 0; field < Fields; ++field) {
+    const std::size_t bytes = range.rows * layout.row_bytes[field];  // at most the file's bytes
+    any_deflated = any_deflated || fields[field].deflated.has_value();
+    (fields[field].deflated ? inflated : in_files) += bytes;
+  }
+  const bool asks_host = any_deflated || order != StreamOrder::window;
+  const std::size_t available = asks_host ? host_available_bytes() : 0;
+  refuse_deflated_unless_inflatable(fields, order, inflated, available);
+  const std::size_t left = asks_host ? available - inflated : 0;
+  if (order == StreamOrder::whole_epoch && in_files > left) {
+    const std::size_t total = std::max(host_capacity().total_bytes, available);
+    throw CapacityError("host", inflated + in_files, available, total, 0,
+                        "set StreamOptions::order to window to stream the files a chunk at a "
+                        "time (automatic chooses), or free host memory",
+                        "reading the streamed rows once into host memory (StreamOptions::order "
+                        "whole_epoch)");
+  }
+  const bool read_files = order == StreamOrder::whole_epoch ||
+                          (order == StreamOrder::automatic && in_files <= left / 2);
+
+  std::array<RowSource, Fields> sources;
+  for (std::size_t field = 0; field < Fields; ++field) {
+    const FieldRows& rows = fields[field];
+    const npy::Header& header = rows.header;
+    const std::size_t row_bytes = layout.row_bytes[field];
+    if (rows.deflated) {
+      sources[field] = inflate_rows_once(rows.file, *rows.deflated, header.data_offset,
+                                         header.shape[0], row_bytes, range);
+      // As an upload from the member checks them (`MemberUpload`).
+      if (header.dtype == npy::DType::b1)
+        npy::detail::check_bools(
+            sources[field].memory() + range.first * row_bytes, range.rows * row_bytes,
+            header.data_offset + range.first * row_bytes,
+            npz::detail::MemberFail{rows.file->path(), rows.member, rows.image_offset, true});
+      continue;
+    }
+    sources[field] = RowSource::file(rows.file, rows.image_offset + header.data_offset,
+                                     header.shape[0], row_bytes);
+    if (read_files) sources[field] = read_rows_once(sources[field], rows.what(), range);
+  }
+  return sources;
+}
+
+/// A streaming dataset over `fields`' rows (see `sources_of`).
 template <class Space, class... Ts, std::size_t... Field>
-StreamingDataset<Space, Ts...> stream_rows(
-    Space space, const DatasetOptions& options,
-    const std::array<npy::Header, sizeof...(Ts)>& headers,
-    const std::array<std::shared_ptr<const ReadFile>, sizeof...(Ts)>& files,
-    const std::array<std::size_t, sizeof...(Ts)>& image_offsets,
-    std::index_sequence<Field...> /*fields*/) {
+StreamingDataset<Space, Ts...> stream_rows(Space space, const DatasetOptions& options,
+                                           const std::array<FieldRows, sizeof...(Ts)>& fields,
+                                           std::index_sequence<Field...> /*fields*/) {
   const auto layout =
-      make_layout<sizeof...(Ts)>(options, {headers[Field].shape...}, {sizeof(Ts)...});
+      make_layout<sizeof...(Ts)>(options, {fields[Field].header.shape...}, {sizeof(Ts)...});
   return StreamFromSources<Space, Ts...>::make(
-      std::move(space), options, layout,
-      std::array<RowSource, sizeof...(Ts)>{
-          RowSource::file(files[Field], image_offsets[Field] + headers[Field].data_offset,
-                          headers[Field].shape[0], layout.row_bytes[Field])...},
-      std::array<Shape, sizeof...(Ts)>{headers[Field].shape.drop_front()...});
+      std::move(space), options, layout, sources_of(fields, layout, options.streaming.order),
+      std::array<Shape, sizeof...(Ts)>{fields[Field].header.shape.drop_front()...});
 }
 
 // The rows are read from the descriptors the headers were read from: a file put at the path
@@ -145,26 +259,34 @@ template <class Space, class... Ts>
 StreamingDataset<Space, Ts...> stream_files(Space space, const DatasetOptions& options,
                                             const FieldFiles<sizeof...(Ts)>& files) {
   const auto headers = read_field_headers<Ts...>(files);
-  for (std::size_t field = 0; field < sizeof...(Ts); ++field)
+  std::array<FieldRows, sizeof...(Ts)> fields;
+  for (std::size_t field = 0; field < sizeof...(Ts); ++field) {
     refuse_unless_streamable(files[field]->path(), 0, headers[field]);
-  return stream_rows<Space, Ts...>(std::move(space), options, headers, files, {},
+    fields[field].file = files[field];
+    fields[field].header = headers[field];
+  }
+  return stream_rows<Space, Ts...>(std::move(space), options, fields,
                                    std::index_sequence_for<Ts...>{});
 }
 
 }  // namespace detail
 
-/// @brief Streams `.npy` files, one per field, never reading more of them than a chunk at a
-/// time (so they may exceed the host's memory too):
+/// @brief Streams `.npy` files, one per field:
 /// `load_streaming_dataset<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy",
-/// "y.npy")`. The files are checked (regular file, header, dtype, length, rows) before the space
-/// is touched and held open; each read checks that its file is still the one opened: a file
-/// removed or replaced (renamed over), truncated or extended, or modified (its modification time
-/// changed, even by a touch that kept its bytes) since is refused. Keep streamed files unchanged
-/// until the dataset is destroyed.
+/// "y.npy")`. By `StreamOptions::order`: `window` reads the files a chunk at a time, never
+/// more (so they may exceed the host's memory too); `whole_epoch` reads the rows this rank
+/// streams once, when the dataset is made, into host memory the dataset owns; `automatic` does
+/// that where they fit in half of the host's available memory, else streams windows. The files
+/// are checked (regular file, header, dtype, length, rows) before the space is touched and held
+/// open; each read checks that its file is still the one opened: a file removed or replaced
+/// (renamed over), truncated or extended, or modified (its modification time changed, even by a
+/// touch that kept its bytes) since is refused. Keep streamed files unchanged until the dataset
+/// is destroyed (rows read once are never read again).
 /// @throws FormatError for a path that is not a regular file (a FIFO, socket, device or
 /// directory: refused before anything blocks), a malformed, mistyped, big-endian or Fortran-order
-/// file; InvalidArgument when the files disagree on rows; whatever the constructor throws; and,
-/// from the batches, FormatError when a file changed while streaming.
+/// file, or one that changed while it was read; InvalidArgument when the files disagree on rows;
+/// CapacityError when `StreamOrder::whole_epoch` rows do not fit in host memory; whatever the
+/// constructor throws; and, from the batches, FormatError when a file changed while streaming.
 template <class Space, class... Ts, class... Paths>
 StreamingDataset<Space, Ts...> load_streaming_dataset(Space space, const DatasetOptions& options,
                                                       const Paths&... paths) {
@@ -320,12 +442,17 @@ DeviceDataset<Space, Ts...> load_dataset(Space space, const DatasetOptions& opti
 }
 
 /// @brief Streams members of an `.npz` archive, one per field, as `.npy` files are streamed:
-/// stored members (`numpy.savez`) with little-endian C-order data, read by offset from the
-/// archive chunk by chunk, each read checking that the archive is unchanged.
-/// @throws FormatError for a deflated member (`numpy.savez_compressed`): a streaming dataset
-/// reads its chunks in any order, which a deflate stream gives only by inflating from its start
-/// each time, so it is refused rather than made slow (save with `numpy.savez`, or preload with
-/// `load_dataset`); for a big-endian or Fortran-order member, and what `load_dataset` refuses.
+/// stored members (`numpy.savez`) with little-endian C-order data are read by offset from the
+/// archive (or read once into host memory: see `StreamOptions::order`), each read checking that
+/// the archive is unchanged. A deflated member (`numpy.savez_compressed`) is inflated once,
+/// when the dataset is made, into host memory the dataset owns, and streamed from there (its
+/// size and CRC-32 checked as `load_dataset` checks them): a deflate stream reads only front to
+/// back, and the chunks of an epoch are read in any order. A rank of a partitioned job keeps
+/// only the rows it streams (the whole member is still inflated, to check it).
+/// @throws FormatError for a deflated member under `StreamOrder::window`, or whose inflated
+/// rows are more than the host's available memory (save with `numpy.savez`, or preload with
+/// `load_dataset`); for a big-endian or Fortran-order member, and what `load_dataset` refuses;
+/// CapacityError when `StreamOrder::whole_epoch` rows do not fit in host memory.
 template <class Space, class... Ts>
 StreamingDataset<Space, Ts...> load_streaming_dataset(
     Space space, const DatasetOptions& options, const npz::Archive& archive,
@@ -334,26 +461,19 @@ StreamingDataset<Space, Ts...> load_streaming_dataset(
                 "name the field types: load_streaming_dataset<Space, float, int>(...)");
   constexpr std::size_t fields = sizeof...(Ts);
   const auto members = detail::field_members<Ts...>(archive, keys);
-  std::array<npy::Header, fields> headers;
-  std::array<std::shared_ptr<const detail::ReadFile>, fields> files;
-  std::array<std::size_t, fields> offsets{};
+  std::array<detail::FieldRows, fields> rows;
   for (std::size_t field = 0; field < fields; ++field) {
     const npz::Member& member = *members[field];
-    const std::string context = npz::detail::member_reason(member.name, "");
-    if (member.compressed)
-      throw FormatError(archive.path(), member.offset,
-                        context +
-                            "it is deflated (numpy.savez_compressed), and a StreamingDataset "
-                            "reads its chunks in any order, which a deflate stream gives only by "
-                            "inflating from its start each time; save the archive with "
-                            "numpy.savez (stored members stream), or preload it with load_dataset");
-    detail::refuse_unless_streamable(archive.path(), member.offset, member.header, context);
-    if (archive.options().verify_stored_crc) archive.verify_crc(member.name);
-    headers[field] = member.header;
-    files[field] = archive.impl_file();
-    offsets[field] = member.offset;
+    detail::refuse_unless_streamable(archive.path(), member.offset, member.header,
+                                     npz::detail::member_reason(member.name, ""));
+    if (!member.compressed && archive.options().verify_stored_crc) archive.verify_crc(member.name);
+    rows[field].file = archive.impl_file();
+    rows[field].image_offset = member.offset;
+    rows[field].header = member.header;
+    rows[field].member = member.name;
+    if (member.compressed) rows[field].deflated = archive.impl_entry(member.name);
   }
-  return detail::stream_rows<Space, Ts...>(std::move(space), options, headers, files, offsets,
+  return detail::stream_rows<Space, Ts...>(std::move(space), options, rows,
                                            std::index_sequence_for<Ts...>{});
 }
 

@@ -68,7 +68,9 @@ struct Plan {
   /// @{
   /// @var ring_bytes
   /// @brief Bytes a gathering epoch (`Shuffle::samples`, a conversion, `batch_indices()`)
-  /// allocates besides, at its start: `ring_depth` batches of every field plus row ids.
+  /// allocates besides, at its start: `ring_depth` batches of every field (each element as
+  /// wide as `DatasetOptions::ring_element_bytes`, or the stored type when wider) plus row ids.
+  /// A streamed dataset plans it beside its chunk slots.
   std::size_t ring_bytes = 0;
   bool fits_with_ring = false;  ///< `needed_bytes + ring_bytes <= free_bytes - reserve_bytes`.
   /// @}
@@ -108,7 +110,12 @@ struct Plan {
   std::size_t stream_chunk_batches = 0;  ///< Batches per chunk a `StreamingDataset` would use.
   std::size_t stream_chunks = 0;         ///< Chunks per epoch it would stream.
   std::size_t stream_ring_bytes = 0;     ///< Bytes of its ring of chunk slots.
-  bool stream_fits = false;              ///< Whether that ring fits with the reserve.
+  /// @brief Whether the chunk slots and the gather ring (`ring_bytes`, planned beside them so
+  /// that every epoch runs) fit together with the reserve.
+  bool stream_fits = false;
+  /// @brief The order it would stream in: `StreamOrder::whole_epoch` (the batches of a
+  /// preloaded dataset) when the rows are in host memory or fit there, else `window`.
+  StreamOrder stream_order = StreamOrder::whole_epoch;
   /// @brief Why a `StreamingDataset` would refuse `DatasetOptions::streaming` (then the stream
   /// figures are 0 and `stream_fits` is false); empty when the options are valid.
   std::string stream_refusal{};
@@ -132,7 +139,10 @@ inline std::ostream& operator<<(std::ostream& out, const Plan& plan) {
       << "\n  preload:   needs " << format_bytes(plan.needed_bytes) << ", usable "
       << format_bytes(plan.usable_bytes()) << " (free " << format_bytes(plan.free_bytes) << " of "
       << format_bytes(plan.total_bytes) << ", reserve " << format_bytes(plan.reserve_bytes)
-      << ") on " << plan.space_name << "\n  compact:   ";
+      << ") on " << plan.space_name << "\n  ring:      " << format_bytes(plan.ring_bytes)
+      << " for gathering epochs, "
+      << (plan.fits_with_ring ? "fits beside the data" : "does not fit beside the data")
+      << "\n  compact:   ";
   if (plan.compact_dtypes.empty())
     out << "no field has a smaller type";
   else
@@ -144,11 +154,17 @@ inline std::ostream& operator<<(std::ostream& out, const Plan& plan) {
       << "\n  stream:    ";
   if (!plan.stream_refusal.empty()) return out << "refused: " << plan.stream_refusal;
   return out << "ring of " << format_bytes(plan.stream_ring_bytes) << " (" << plan.stream_chunks
-             << " chunk(s) of " << plan.stream_chunk_batches << " batch(es)), "
-             << (plan.stream_fits ? "fits" : "does not fit");
+             << " chunk(s) of " << plan.stream_chunk_batches << " batch(es)) and ring_bytes "
+             << format_bytes(plan.ring_bytes) << ", " << stream_order_name(plan.stream_order)
+             << " order, " << (plan.stream_fits ? "fit together" : "do not fit together");
 }
 
 namespace detail {
+
+/// The order a stream of rows in host memory takes under `order` (see `StreamOrder`).
+constexpr StreamOrder memory_stream_order(StreamOrder order) noexcept {
+  return order == StreamOrder::window ? StreamOrder::window : StreamOrder::whole_epoch;
+}
 
 /// Bytes of rank 0's allocation (the longest part) were the rows partitioned across `world`.
 template <std::size_t Fields>
@@ -196,7 +212,9 @@ DatasetLayout<Fields> compact_layout(DatasetLayout<Fields> layout,
 inline std::string stream_summary(const Plan& plan) {
   return "a StreamingDataset keeps a ring of " + format_bytes(plan.stream_ring_bytes) + " (" +
          std::to_string(plan.stream_chunks) + " chunks of " +
-         std::to_string(plan.stream_chunk_batches) + " batches per epoch) on " + plan.space_name;
+         std::to_string(plan.stream_chunk_batches) + " batches per epoch) and a gather ring of " +
+         format_bytes(plan.ring_bytes) + " on " + plan.space_name + ", in " +
+         stream_order_name(plan.stream_order) + " order";
 }
 
 /// What to do, and the sentence that says it, once the figures of `plan` are in; `advice`
@@ -234,7 +252,8 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
       plan.reason += "stream it: " + stream_summary(plan);
     else
       plan.reason += "stream it, but even a streaming ring of " +
-                     format_bytes(plan.stream_ring_bytes) + " does not fit; " + advice;
+                     format_bytes(plan.stream_ring_bytes) + " and a gather ring of " +
+                     format_bytes(plan.ring_bytes) + " do not fit together; " + advice;
   }
   if (plan.partition_world_size > 1 && plan.recommendation != Recommendation::partition)
     plan.reason += "; partitioned across " + std::to_string(plan.partition_world_size) +
@@ -243,13 +262,13 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
 
 /// The plan of a computed layout: the capacity verdict the constructors reach
 /// (`check_capacity`, so that the two can never disagree), then the advice on top.
+/// `stream_order` is the order a stream of these rows would take (see `StreamOrder`).
 template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
-                 const DatasetLayout<Fields>& layout,
-                 const std::array<ElementKind, Fields>& kinds) {
-  std::array<std::size_t, Fields> ring_element{};
-  for (std::size_t field = 0; field < Fields; ++field)
-    ring_element[field] = ring_element_bytes(kinds[field].bytes);
+                 const DatasetLayout<Fields>& layout, const std::array<ElementKind, Fields>& kinds,
+                 StreamOrder stream_order) {
+  std::array<std::size_t, Fields> element_bytes{};
+  for (std::size_t field = 0; field < Fields; ++field) element_bytes[field] = kinds[field].bytes;
   const CapacityVerdict capacity =
       check_capacity(space, reserve_for(space, options), layout.total_bytes);
   Plan verdict;
@@ -261,7 +280,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   verdict.fits = capacity.fits;
   verdict.num_rows = layout.geometry.order_rows;
   verdict.num_batches = layout.geometry.batches;
-  verdict.ring_bytes = make_ring_layout(layout, ring_element, options.ring_depth).total_bytes;
+  verdict.ring_bytes = planned_ring_bytes(layout, element_bytes, options);
   verdict.shard = options.shard;
   verdict.sharding = options.sharding;
   verdict.partitioned_rank_bytes =
@@ -277,11 +296,14 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   // Invalid stream options leave the preload figures standing: a DeviceDataset ignores them.
   verdict.stream_refusal = stream_options_problem(options.streaming);
   if (verdict.stream_refusal.empty()) {
-    const auto stream = make_stream_layout(layout, options, usable);
+    // The chunk slots get what the gather ring leaves, as the StreamingDataset sizes them.
+    const std::size_t ring = verdict.ring_bytes;
+    const auto stream = make_stream_layout(layout, options, usable > ring ? usable - ring : 0);
     verdict.stream_chunk_batches = stream.chunk_batches;
     verdict.stream_chunks = stream.chunks;
     verdict.stream_ring_bytes = stream.total_bytes;
-    verdict.stream_fits = stream.total_bytes <= usable;
+    verdict.stream_fits = stream.total_bytes <= usable && ring <= usable - stream.total_bytes;
+    verdict.stream_order = stream_order;
   }
   recommend(verdict,
             options.shard.world_size == 1 ? std::string()
@@ -307,7 +329,7 @@ template <class Space, class... Ts>
   return detail::plan_layout(
       space, options,
       detail::make_layout(options, HostTensor<const std::remove_const_t<Ts>>(fields)...),
-      {detail::element_kind<Ts>()...});
+      {detail::element_kind<Ts>()...}, detail::memory_stream_order(options.streaming.order));
 }
 
 }  // namespace resident

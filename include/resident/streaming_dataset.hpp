@@ -43,9 +43,11 @@
 
 namespace resident {
 
+/// @brief One epoch of a `StreamingDataset`: the `Epoch` every dataset's epochs are (see
+/// `Epoch` for the batches, their cost and lifetime, and `wait`/`release`).
 template <class Owner, class Conversion = NoConversion, bool Kernels = detail::kernels_available,
           class Augment = NoAugmentation>
-class StreamingEpoch;
+using StreamingEpoch = Epoch<Owner, Conversion, Kernels, Augment>;
 
 namespace detail {
 template <class Space, class... Ts>
@@ -56,43 +58,50 @@ struct StreamFromSources;
 /// `num_batches()` / `batch(i)` / `epoch()` and the same batch views as `DeviceDataset`, for data
 /// larger than the space (or than a `HostSpace::with_budget`).
 ///
-/// The batches are cut exactly as a `DeviceDataset` cuts them (sharding, remainder, padding:
-/// `Shuffle::none` batches are equal byte for byte) and grouped into chunks of
-/// `StreamOptions::chunk_batches`. The space holds a ring of `ring_chunks` chunk slots (and, from
-/// the first gathering epoch on, its batch ring: `ring_bytes()`); a producer thread keeps
-/// `prefetch_chunks` chunks loading ahead of the one being read (on `CudaSpace`: on a copy stream
-/// of its own, through two page-locked staging buffers, with events ordering the copies against
-/// `stream()`; nothing waits on the host but a reader that outruns the copies).
+/// The batches are cut exactly as a `DeviceDataset` cuts them (sharding, remainder, padding)
+/// and grouped into chunks of `chunk_batches()` batches. The space holds a ring of
+/// `ring_chunks()` chunk slots and, from the first gathering epoch on, the gather ring of
+/// `ring_depth` batches that `Epoch` writes converted, augmented or window-shuffled batches
+/// into. Both are planned together when the dataset is made, within the space's free memory
+/// less the reserve: the slots get what the gather ring (`planned_ring_bytes()`, sized for
+/// `DatasetOptions::ring_element_bytes`) leaves, so that every epoch the dataset offers runs;
+/// where both do not fit, the dataset is refused then, with the figures. A producer thread keeps
+/// `prefetch_chunks()` chunks loading ahead of the one being read (on `CudaSpace`: on a copy
+/// stream of its own, through two page-locked staging buffers, with events ordering the copies
+/// against `stream()`; nothing waits on the host but a reader that outruns the copies).
 ///
-/// Shuffling: `Shuffle::batches` permutes the chunk order and, within each chunk, its batch
-/// order (zero-copy: a batch holds consecutive rows). `Shuffle::samples` permutes the chunk order
-/// the same way, then groups consecutive positions of it into windows of `window_chunks()`
-/// chunks, all resident at once, and deals each batch from a seeded permutation of all the rows
-/// of its window (keyed by seed, epoch and window: the same on every space), so that rows of
-/// different chunks mix within a batch; those batches are gathered into a ring of
-/// `ring_depth` batches (see `StreamingEpoch` for how long a gathered view lives). Under either
-/// shuffle a last batch that is short (or padded) on some rank stays last, with its chunk, as
-/// in a `DeviceDataset`'s shuffled epochs, so that preloaded and streamed ranks of a job take
-/// steps of the same sizes. A window is still narrower than `DeviceDataset`'s whole-epoch
-/// `Shuffle::samples`: a row meets only the rows of its window (`window_rows()`).
+/// Order (`StreamOptions::order`, chosen automatically; `order()` says which):
+/// - `StreamOrder::whole_epoch`, when the rows are in host memory: every epoch serves the
+///   batches of the `DeviceDataset` of the same data, bit for bit, under every shuffle,
+///   remainder policy, sharding, conversion and augmentation. The producer gathers each chunk's
+///   rows in the epoch's order, so `Shuffle::samples` batches are zero-copy views of the chunk
+///   slots, as `Shuffle::none` and `Shuffle::batches` ones are.
+/// - `StreamOrder::window`, for files larger than the host's memory: chunks of consecutive
+///   rows are read straight from the files. `Shuffle::batches` permutes the chunk order and,
+///   within each chunk, its batch order (zero-copy). `Shuffle::samples` permutes the chunk
+///   order the same way, groups consecutive positions of it into windows of `window_chunks()`
+///   chunks, all resident at once, and deals each batch from a seeded permutation of all the
+///   rows of its window (the same on every space), gathered into the gather ring: a row meets
+///   only the rows of its window (`window_rows()`). Under `Remainder::drop` a shuffled epoch
+///   starts its batches at a seeded offset, so that the rows left out change every epoch.
 ///
-/// Conversions and augmentations (`epoch(options, convert<F>(op))`, `augment<F>(...)` or both)
-/// gather every batch into that ring, exactly as `DeviceDataset` does: on `CudaSpace` by a
-/// kernel per field on `stream()`, ordered after the chunks' copies; on `HostSpace` by the
-/// host's copy threads. An augmentation depends only on the row and the (seed, epoch), so a
-/// streamed row is augmented as a preloaded one; under `Shuffle::none` the batches are those
-/// of the `DeviceDataset` bit for bit.
+/// Under either order a last batch that is short (or padded) on some rank stays last in
+/// shuffled epochs, as in a `DeviceDataset`'s, so that preloaded and streamed ranks of a job
+/// take steps of the same sizes. Conversions and augmentations gather every batch into the
+/// gather ring, exactly as `DeviceDataset` does (one implementation, `Epoch`); an augmentation
+/// depends only on the row and the (seed, epoch), so a streamed row is augmented as a
+/// preloaded one.
 ///
 /// @note Sources are read every epoch: host tensors given to the constructor must outlive the
-/// dataset (unlike `DeviceDataset`, which reads them only during construction); files (see
-/// `load_streaming_dataset`) are held open and must not change. A view of a chunk stays valid
-/// until the reader reaches the chunk `ring_chunks - prefetch_chunks` positions later; on
-/// `CudaSpace`, work that reads it must be enqueued on `stream()` before the reader moves on
-/// to another chunk, or on another stream ordered by `StreamingEpoch::wait` and `release`. One pass
-/// at a time: asking an older epoch (or `batch(i)`) for a batch restarts that pass at the batch's
-/// chunk, which costs a synchronous load. A chunk that fails to load (a copy, a file cut short)
-/// fails its batch once with its own error; the next batch asked for restarts the pass at that
-/// batch's chunk. Use from one thread.
+/// dataset (unlike `DeviceDataset`, which reads them only during construction); files streamed
+/// in window order (see `load_streaming_dataset`) are held open and must not change. A view of a
+/// chunk stays valid until the reader reaches the chunk `ring_chunks() - prefetch_chunks()`
+/// positions later; on `CudaSpace`, work that reads it must be enqueued on `stream()` before
+/// the reader moves on to another chunk, or on another stream ordered by `Epoch::wait` and
+/// `release`. One pass at a time: asking an older epoch (or `batch(i)`) for a batch restarts
+/// that pass at the batch's chunk, which costs a synchronous load. A chunk that fails to load
+/// (a copy, a file cut short) fails its batch once with its own error; the next batch asked
+/// for restarts the pass at that batch's chunk. Use from one thread.
 /// Move-only, by the rule of zero: a move takes the ring, the sources and the running pass and
 /// leaves the dataset moved from empty (0 rows, 0 batches); destruction (or a move assignment
 /// over the dataset) stops the producer, waits for copies in flight and releases the ring.
@@ -125,6 +134,19 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] std::size_t bytes() const noexcept { return streamer_ ? streamer_->bytes() : 0; }
   /// @brief Bytes of the batch ring of gathering epochs: 0 until the first one is made.
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
+  /// @brief Bytes the gather ring was planned for beside the chunk slots (what `ring_bytes()`
+  /// becomes at the first gathering epoch, unless a conversion is wider than planned).
+  [[nodiscard]] std::size_t planned_ring_bytes() const noexcept { return planned_ring_.get(); }
+  /// @brief Bytes of host memory the dataset owns for its rows: files read, or `.npz` members
+  /// inflated, once for a whole-epoch order (0 when it reads the caller's tensors, or files in
+  /// window order).
+  [[nodiscard]] std::size_t host_bytes() const noexcept {
+    return streamer_ ? streamer_->host_bytes() : 0;
+  }
+  /// @brief The order chosen (`StreamOrder::whole_epoch` or `window`; see the class note).
+  [[nodiscard]] StreamOrder order() const noexcept {
+    return streamer_ && !streamer_->whole_epoch() ? StreamOrder::window : StreamOrder::whole_epoch;
+  }
   /// @brief Bytes the fields would take preloaded (what did not fit).
   [[nodiscard]] std::size_t data_bytes() const noexcept { return core_.layout().total_bytes; }
   /// @brief Batches per chunk (`StreamOptions::chunk_batches`, or the automatic size; at most
@@ -140,14 +162,16 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] std::size_t prefetch_chunks() const noexcept {
     return stream_layout().prefetch_chunks;
   }
-  /// @brief Chunks in one `Shuffle::samples` window: every chunk when each has a slot of its
-  /// own (`num_chunks() <= StreamOptions::ring_chunks`), else the slots the prefetch leaves,
-  /// `ring_chunks() - prefetch_chunks()`; at most 16. Raise `StreamOptions::ring_chunks` for
-  /// a wider window.
+  /// @brief Chunks in one `Shuffle::samples` window in window order: every chunk when each has
+  /// a slot of its own (`num_chunks() <= StreamOptions::ring_chunks`), else the slots the
+  /// prefetch leaves, `ring_chunks() - prefetch_chunks()`; at most 16. Raise
+  /// `StreamOptions::ring_chunks` for a wider window. (In whole-epoch order the window is the
+  /// epoch: see `window_rows()`.)
   [[nodiscard]] std::size_t window_chunks() const noexcept { return stream_layout().window_chunks; }
-  /// @brief Rows in one `Shuffle::samples` window (`window_chunks()` chunks): a batch mixes
-  /// rows of its window only.
+  /// @brief Rows a `Shuffle::samples` batch draws from: every row of the epoch's order in
+  /// whole-epoch order, else the rows of its window (`window_chunks()` chunks).
   [[nodiscard]] std::size_t window_rows() const noexcept {
+    if (order() == StreamOrder::whole_epoch) return core_.geometry().order_rows;
     return stream_layout().window_chunks * stream_layout().chunk_batches *
            core_.config().batch_size;
   }
@@ -157,73 +181,67 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @throws std::out_of_range when `index >= num_batches()`; FormatError when a source file
   /// was truncated or removed; CudaError when a copy fails.
   [[nodiscard]] batch_type batch(std::size_t index) {
-    impl_check_index(index);
-    return impl_serve(streamer_->plain_order(), index);
+    if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "streaming dataset");
+    return impl_view(streamer_->plain_order(), index);
   }
 
-  /// @brief One epoch in the order `options` gives (see the class note on shuffling).
-  /// @throws CapacityError when a `Shuffle::samples` epoch's ring does not fit.
-  template <bool Kernels = detail::kernels_available>
-  [[nodiscard]] StreamingEpoch<StreamingDataset, NoConversion, Kernels> epoch(
-      EpochOptions options = {}) {
-    return {*this, options};
-  }
-
-  /// @brief One epoch whose batches hold field `Field` converted by `conversion` (e.g.
-  /// `convert<0>(Normalize{1.0f / 255, 0})`), gathered into the ring.
-  /// @throws CapacityError when the ring does not fit.
-  template <std::size_t Field, class Op, bool Kernels = detail::kernels_available>
-  [[nodiscard]] StreamingEpoch<StreamingDataset, FieldConversion<Field, Op>, Kernels> epoch(
-      EpochOptions options, FieldConversion<Field, Op> conversion) {
-    static_assert(Field < num_fields, "the converted field is past the dataset's fields");
-    return {*this, options, conversion};
-  }
-
-  /// @brief One epoch whose batches hold field `Field`'s images augmented by `augmentation`,
-  /// gathered into the ring under every `Shuffle` (see `DeviceDataset::epoch`).
-  /// @throws InvalidArgument when the image layout or an op does not fit the field's rows;
-  /// CapacityError when the ring does not fit.
-  template <std::size_t Field, bool Kernels = detail::kernels_available>
-  [[nodiscard]] StreamingEpoch<StreamingDataset, NoConversion, Kernels, FieldAugmentation<Field>>
-  epoch(EpochOptions options, FieldAugmentation<Field> augmentation) {
-    static_assert(Field < num_fields, "the augmented field is past the dataset's fields");
-    return {*this, options, NoConversion{}, augmentation};
-  }
-
-  /// @brief One epoch whose batches are augmented, converted, then cut out, in one pass per
-  /// field: `ds.epoch(options, convert<0>(normalize), augment<0>(image, ops...))`.
-  template <std::size_t Field, class Op, std::size_t Augmented,
-            bool Kernels = detail::kernels_available>
-  [[nodiscard]] StreamingEpoch<StreamingDataset, FieldConversion<Field, Op>, Kernels,
-                               FieldAugmentation<Augmented>>
-  epoch(EpochOptions options, FieldConversion<Field, Op> conversion,
-        FieldAugmentation<Augmented> augmentation) {
-    static_assert(Field < num_fields, "the converted field is past the dataset's fields");
-    static_assert(Augmented < num_fields, "the augmented field is past the dataset's fields");
-    return {*this, options, conversion, augmentation};
+  /// @brief One epoch in the order `options` gives (see the class note on shuffling), with
+  /// the transforms named, as `DeviceDataset::epoch` takes them: `ds.epoch(options)`,
+  /// `ds.epoch(options, convert<0>(op))`, `ds.epoch(options, augment<0>(image, ops...))` or
+  /// both. Under `StreamOrder::whole_epoch` the batches are those of the `DeviceDataset` of
+  /// the same data, bit for bit.
+  /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
+  /// a gathering epoch's ring does not fit (it was planned with the chunk slots: only a
+  /// conversion wider than `DatasetOptions::ring_element_bytes` can grow it).
+  template <bool Kernels = detail::kernels_available, class... Transforms>
+  [[nodiscard]] epoch_for<StreamingDataset, Kernels, Transforms...> epoch(
+      EpochOptions options = {}, Transforms... transforms) {
+    using Pack = detail::TransformPack<num_fields, Transforms...>;
+    return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...),
+            Pack::template pick<typename Pack::augmentation>(transforms...)};
   }
 
   /// @cond impl
-  // Implementation access, as Kokkos' `impl_` members: for `StreamingEpoch` and `Dataset`,
-  // not part of the API.
+  // Implementation access, as Kokkos' `impl_` members: for `Epoch` and `Dataset`, not part of
+  // the API.
   [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
     return core_;
   }
   [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] detail::ChunkStreamer<Space, num_fields>& impl_streamer() noexcept {
-    return *streamer_;
-  }
   [[nodiscard]] detail::GatherRing<Space>& impl_ring() noexcept { return ring_; }
   [[nodiscard]] const std::array<Shape, num_fields>& impl_row_shapes() const noexcept {
     return row_shapes_;
   }
-  void impl_check_index(std::size_t index) const {
-    if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "streaming dataset");
+  // What `Epoch` asks of the dataset it serves (see `DeviceDataset`): a pass of the stream,
+  // its batches as views of the chunk slots, and where a gathered batch's rows lie in them.
+  using impl_pass_type = detail::PassOrder;
+  static constexpr const char* impl_holding = "the streaming ring";
+  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) {
+    return streamer_->make_order(options);
   }
-  // Epoch batch k of `order`, checked against the batches first.
-  [[nodiscard]] batch_type impl_serve(const detail::PassOrder& order, std::size_t k) {
-    impl_check_index(k);
-    return views(streamer_->serve(order, k), std::index_sequence_for<Ts...>{});
+  [[nodiscard]] bool impl_views_samples() const noexcept { return streamer_->whole_epoch(); }
+  [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) {
+    return views(streamer_->serve(pass, k), std::index_sequence_for<Ts...>{});
+  }
+  using impl_gathered = typename detail::ChunkStreamer<Space, num_fields>::Gathered;
+  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) {
+    return streamer_->gather(pass, k);
+  }
+  template <std::size_t Field>
+  [[nodiscard]] auto impl_rows(const impl_gathered& gathered) const noexcept {
+    using T = std::tuple_element_t<Field, std::tuple<Ts...>>;
+    const auto& stream = streamer_->stream_layout();
+    return detail::ChunkSlotRows<T>{streamer_->slots() + stream.offsets[Field], stream.slot_bytes,
+                                    core_.layout().row_bytes[Field], gathered.order};
+  }
+  void impl_wait_view(const impl_pass_type& pass, std::size_t k,
+                      typename Space::stream_type consumer) {
+    streamer_->wait(streamer_->held_slot(pass, k, "wait"), consumer);
+  }
+  void impl_release_view(const impl_pass_type& pass, std::size_t k,
+                         typename Space::stream_type consumer) {
+    (void)streamer_->held_slot(pass, k, "release");
+    streamer_->join(consumer);
   }
   /// @endcond
 
@@ -240,17 +258,20 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
       : row_shapes_(row_shapes) {
     const std::size_t reserve = detail::reserve_for(space, options);
     const detail::CapacityVerdict capacity = detail::check_capacity(space, reserve, 0);
-    const auto stream = detail::make_stream_layout(layout, options, capacity.usable_bytes());
-    const detail::CapacityVerdict verdict = capacity.needing(stream.total_bytes);
-    if (!verdict.fits)
-      throw verdict.refusal("even the streaming ring (" + std::to_string(stream.ring_chunks) +
-                            " chunks of " + std::to_string(stream.chunk_batches) +
-                            " batches) does not fit; " + detail::stream_ring_advice(options));
+    const std::size_t ring = detail::planned_ring_bytes(layout, {sizeof(Ts)...}, options);
+    const std::size_t usable = capacity.usable_bytes();
+    const auto stream =
+        detail::make_stream_layout(layout, options, usable > ring ? usable - ring : 0);
+    const detail::CapacityVerdict verdict =
+        capacity.needing(detail::checked_add(stream.total_bytes, ring, "streaming size"));
+    if (!verdict.fits) throw verdict.refusal(detail::stream_refusal_advice(stream, ring, options));
+    const bool whole_epoch = detail::streams_whole_epoch(options.streaming.order, sources);
     detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
     streamer_ = std::make_unique<detail::ChunkStreamer<Space, num_fields>>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
-        detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
+        whole_epoch, detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
+    planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
     core_ = std::move(core);
   }
 
@@ -274,6 +295,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   // assignment releases first.
   detail::DatasetCore<Space, num_fields> core_;
   detail::ResetOnMove<detail::StreamLayout<num_fields>> stream_layout_;
+  detail::ResetOnMove<std::size_t> planned_ring_;
   std::array<Shape, num_fields> row_shapes_{};
   std::unique_ptr<detail::ChunkStreamer<Space, num_fields>> streamer_;
   detail::GatherRing<Space> ring_;  // of gathering epochs, made by the first
@@ -299,259 +321,5 @@ struct StreamFromSources {
 };
 
 }  // namespace detail
-
-/// @brief One epoch of a `StreamingDataset`: `size()` batches, each the same tuple of views as
-/// `batch(i)` (with the converted field's element type where a conversion is given). Made by
-/// `StreamingDataset::epoch`. It refers to the dataset object it was made from: once that is
-/// moved from, assigned, swapped or destroyed, every use throws `Error` saying so (as `Epoch`
-/// does).
-///
-/// `Shuffle::none` and `Shuffle::batches` without a conversion or an augmentation serve views
-/// of the chunk slots (zero-copy). Every other epoch gathers each batch into the dataset's ring
-/// of `ring_depth` batches: a gathered view stays valid until the epoch gathers batch
-/// `k + ring_depth`; `wait` and `release` then order the ring slot (as `Epoch`'s do), and one
-/// gathering epoch at a time per dataset: a newer one takes the ring, and the older one then
-/// throws `Error`.
-template <class Owner, class Conversion, bool Kernels, class Augment>
-class StreamingEpoch {
-  using Space = typename Owner::space_type;
-  using Stored = typename Owner::batch_type;
-  static constexpr std::size_t fields = Owner::num_fields;
-  static constexpr bool always_gathers =
-      !std::is_same_v<Conversion, NoConversion> || !std::is_same_v<Augment, NoAugmentation>;
-
-  template <std::size_t Field>
-  using stored_t = typename std::tuple_element_t<Field, Stored>::value_type;
-  template <std::size_t Field>
-  using output_t = typename detail::batch_element<Conversion, Field, stored_t<Field>>::type;
-
-  template <class Sequence>
-  struct batch_of;
-  template <std::size_t... Field>
-  struct batch_of<std::index_sequence<Field...>> {
-    using type = std::tuple<BatchView<const output_t<Field>>...>;
-  };
-
- public:
-  /// @brief What each batch is: one view per field.
-  using batch_type = typename batch_of<std::make_index_sequence<fields>>::type;
-  using stream_type = typename Owner::stream_type;         ///< The streams `wait`/`release` order.
-  using iterator = detail::BatchIterator<StreamingEpoch>;  ///< Input iterator over batches.
-
-  /// @brief Use `StreamingDataset::epoch`.
-  /// @throws InvalidArgument when a conversion or an augmentation does not fit its field's
-  /// rows; CapacityError when a gathering epoch's ring does not fit (the dataset is unchanged).
-  StreamingEpoch(Owner& dataset, EpochOptions options, Conversion conversion = {},
-                 Augment augment = {})
-      : dataset_(&dataset),
-        lease_(dataset.impl_core().lease()),
-        options_(options),
-        transforms_{conversion, augment} {
-    if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
-    const detail::DatasetCore<Space, fields>& core = dataset.impl_core();
-    transforms_.check(core.layout(), options);
-    order_ = dataset.impl_streamer().make_order(options);
-    if (gathers()) claim_ring();
-  }
-
-  /// @brief Batches in the epoch.
-  /// @throws Error once the dataset was moved from, assigned, swapped or destroyed.
-  [[nodiscard]] std::size_t size() const {
-    lease_.check();
-    return dataset_->num_batches();
-  }
-  /// @brief Whether the epoch has no batches (`size() == 0`); throws as `size()` does.
-  [[nodiscard]] bool empty() const { return size() == 0; }
-  /// @brief The options the epoch was made with.
-  [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
-  /// @brief Whether batches are gathered into the ring (else they are views of the chunks).
-  [[nodiscard]] bool gathers() const noexcept {
-    return always_gathers || options_.shuffle == Shuffle::samples;
-  }
-
-  /// @brief Batch `k` of the epoch (`k < size()`); waits only if its chunks are still loading.
-  /// @throws std::out_of_range past the end; the errors of `StreamingDataset::batch`;
-  /// InvalidArgument for a gathering epoch on a device space in a translation unit not
-  /// compiled by nvcc; Error once the dataset was moved from, assigned, swapped or destroyed,
-  /// or once a newer gathering epoch took the ring.
-  [[nodiscard]] batch_type batch(std::size_t k) {
-    lease_.check();
-    if constexpr (!always_gathers) {
-      if (!gathers()) return dataset_->impl_serve(order_, k);
-    }
-    dataset_->impl_check_index(k);
-    return materialize(k, std::make_index_sequence<fields>{});
-  }
-
-  /// @brief Orders `consumer` after batch `k`: work enqueued on `consumer` after this call sees
-  /// the batch, without a host wait (the dataset's own `stream()` is ordered already). A view
-  /// of a chunk: call it after `batch(k)` and before the reader asks for a batch of another
-  /// chunk; a gathered batch: after `batch(k)` and before `batch(k + ring_depth)`. Pair it with
-  /// `release(k, consumer)`. On spaces whose loads and gathers complete on the host
-  /// (`HostSpace`) it checks the call and does nothing else.
-  /// @throws std::out_of_range past the end; Error when batch `k`'s chunk is not the one the
-  /// reader holds (not asked for yet, or the reader moved on), or its gathered slot holds
-  /// another batch, or once the dataset was moved from, assigned, swapped or destroyed;
-  /// CudaError when `consumer` cannot wait.
-  void wait(std::size_t k, stream_type consumer) {
-    lease_.check();
-    dataset_->impl_check_index(k);
-    if (gathers()) {
-      const std::size_t slot = slot_holding(k, "wait");
-      [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-      dataset_->impl_ring().fences().wait(slot, consumer);
-      return;
-    }
-    auto& streamer = dataset_->impl_streamer();
-    streamer.wait(streamer.held_slot(order_, k, "wait"), consumer);
-  }
-
-  /// @brief Lets batch `k`'s memory be written again only once the work enqueued on `consumer`
-  /// so far is done: a chunk's slot (the dataset's stream waits for `consumer` before it gives
-  /// the chunk up) or a gathered batch's ring slot. Call it after enqueueing the last read of
-  /// batch `k` on `consumer`, in the same window as `wait`.
-  /// @throws what `wait` throws; CudaError when the order cannot be recorded.
-  void release(std::size_t k, stream_type consumer) {
-    lease_.check();
-    dataset_->impl_check_index(k);
-    if (gathers()) {
-      const std::size_t slot = slot_holding(k, "release");
-      [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-      dataset_->impl_ring().fences().release(slot, consumer);
-      return;
-    }
-    auto& streamer = dataset_->impl_streamer();
-    (void)streamer.held_slot(order_, k, "release");
-    streamer.join(consumer);
-  }
-
-  /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
-  /// epoch object is destroyed or moved.
-  /// @throws Error as `size()` does.
-  [[nodiscard]] iterator begin() {
-    lease_.check();
-    return iterator(this, 0, self_.lease());
-  }
-  /// @brief Iterator past the last batch (at `size()`).
-  /// @throws Error as `size()` does.
-  [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
-
- private:
-  static constexpr std::size_t no_batch = static_cast<std::size_t>(-1);
-
-  void claim_ring() {
-    const detail::DatasetCore<Space, fields>& core = dataset_->impl_core();
-    ring_ = detail::make_ring_layout(core.layout(), transforms_.ring_element_sizes(),
-                                     core.config().ring_depth);
-    generation_ = dataset_->impl_ring().claim(core.space(), core.config(), ring_.total_bytes,
-                                              ring_.depth, dataset_->bytes(), "the streaming ring");
-    slot_batch_.assign(ring_.depth, no_batch);
-    slices_.assign(ring_.depth, detail::BatchSlice{});
-  }
-
-  void check_ring_is_ours() const {
-    if (generation_ != dataset_->impl_ring().generation())
-      throw Error(
-          "resident: this epoch's ring was taken by a newer gathering epoch of the same "
-          "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
-  }
-
-  [[nodiscard]] std::size_t slot_holding(std::size_t k, const char* call) const {
-    check_ring_is_ours();
-    const std::size_t slot = k % slot_batch_.size();
-    if (slot_batch_[slot] == k) return slot;
-    throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
-                ", stream) on a gathering streaming epoch found batch " + std::to_string(k) +
-                " not in the ring (" +
-                (slot_batch_[slot] == no_batch
-                     ? std::string("nothing gathered into its slot yet")
-                     : "its slot holds batch " + std::to_string(slot_batch_[slot])) +
-                "); call it after batch(k) and before batch(k + ring_depth)");
-  }
-
-  // Gathers batch k into its ring slot unless the slot holds it already; its views.
-  template <std::size_t... Field>
-  [[nodiscard]] batch_type materialize(std::size_t k, std::index_sequence<Field...> fields_seq) {
-    check_ring_is_ours();
-    const std::size_t slot = k % slot_batch_.size();
-    if (slot_batch_[slot] != k) {
-      // The slot's previous batch is gone as soon as the fill starts.
-      slot_batch_[slot] = no_batch;
-      const auto gathered = dataset_->impl_streamer().gather(order_, k);
-      fill(slot, gathered.rows, gathered.slice.rows, fields_seq);
-      slices_[slot] = gathered.slice;
-      slot_batch_[slot] = k;
-    }
-    const std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
-    const detail::BatchSlice& slice = slices_[slot];
-    return batch_type(BatchView<const output_t<Field>>(
-        reinterpret_cast<const output_t<Field>*>(base + ring_.offsets[Field]),  // NOLINT: typed
-        slice.rows, dataset_->impl_row_shapes()[Field], slice.valid)...);
-  }
-
-  template <std::size_t... Field>
-  void fill(std::size_t slot, const detail::ChunkRows& rows, std::size_t count,
-            std::index_sequence<Field...> /*fields*/) {
-    std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
-    auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
-    const auto& streamer = dataset_->impl_streamer();
-    const auto& stream = streamer.stream_layout();
-    const auto& layout = dataset_->impl_core().layout();
-    [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    const auto& fences = dataset_->impl_ring().fences();
-    fences.before_fill(slot, dataset_->stream());
-    const auto source = [&](auto field) {
-      constexpr std::size_t f = decltype(field)::value;
-      return detail::ChunkSlotRows<stored_t<f>>{streamer.slots() + stream.offsets[f],
-                                                stream.slot_bytes, layout.row_bytes[f], rows};
-    };
-    if constexpr (!space_traits<Space>::gathers_with_kernels) {
-      detail::host_gather(
-          rows, count, indices, host_workers(),
-          detail::GatherField{source(std::integral_constant<std::size_t, Field>{}),
-                              ring_field<Field>(base), layout.row_elements[Field],
-                              transforms_.template op<Field>(),
-                              transforms_.template augmentation<Field>(), transforms_.key}...);
-    } else {
-      detail::require_kernels<Kernels>();
-#if defined(__CUDACC__)
-      (detail::device_gather(source(std::integral_constant<std::size_t, Field>{}),
-                             ring_field<Field>(base), layout.row_elements[Field], rows, count,
-                             transforms_.template op<Field>(),
-                             transforms_.template augmentation<Field>(), transforms_.key,
-                             Field == 0 ? indices : nullptr, dataset_->stream()),
-       ...);
-#else
-      (void)source, (void)indices, (void)count;
-#endif
-    }
-    fences.after_fill(slot, dataset_->stream());
-  }
-
-  template <std::size_t Field>
-  [[nodiscard]] output_t<Field>* ring_field(std::byte* slot) const noexcept {
-    return reinterpret_cast<output_t<Field>*>(slot + ring_.offsets[Field]);  // NOLINT: typed
-  }
-
-  // The copy team of this epoch's host gathers, made at the first (see `Epoch`).
-  detail::CopyWorkers& host_workers() {
-    if (!workers_)
-      workers_ = std::make_unique<detail::CopyWorkers>(
-          detail::gather_thread_count(detail::batch_bytes(dataset_->impl_core())));
-    return *workers_;
-  }
-
-  Owner* dataset_;
-  detail::TenancyLease lease_;  // checked before every use of `dataset_`
-  EpochOptions options_;
-  detail::FieldTransforms<Conversion, Augment, Stored> transforms_;
-  detail::PassOrder order_;            // made only while the lease is valid
-  detail::RingLayout<fields> ring_{};  // this epoch's slots (claimed: `generation_ != 0`)
-  std::size_t generation_ = 0;
-  std::vector<std::size_t> slot_batch_;
-  std::vector<detail::BatchSlice> slices_;  // of each slot's batch
-  std::unique_ptr<detail::CopyWorkers> workers_;
-  detail::Tenancy self_;  // this epoch object's, for its iterators
-};
 
 }  // namespace resident

@@ -3,7 +3,8 @@
 #pragma once
 
 // What a streaming pass's producer thread does: map a chunk of the pass to the copies that
-// fill its slot (source rows, padding included, adjacent runs merged) and hand them to the
+// fill its slot (source rows, padding included, adjacent runs merged; in a sample-shuffled
+// whole-epoch pass, the rows of each batch in the epoch's permutation) and hand them to the
 // space's chunk transport.
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/detail/chunk_copy.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
@@ -31,41 +33,76 @@ struct ChunkLoader {
   std::byte* slots = nullptr;  ///< The dataset's slots, `ring_chunks` of `slot_bytes` each.
   Transport* transport = nullptr;
 
+  /// What fills one slot: the copies, and the source rows that gathered copies point into.
+  struct Fill {
+    std::vector<ChunkCopy> copies;
+    std::vector<std::size_t> gathered;
+  };
+
   /// Producer thread: the chunk at `position` of `order` into its slot (`pieces`: see the
   /// transport's `load`).
   void load(const PassOrder& order, std::size_t position, SharedPieces& pieces) const {
     const std::size_t slot = position % stream_layout.ring_chunks;
-    transport->load(slot, slots + slot * stream_layout.slot_bytes,
-                    chunk_copies(order.chunk_at[position], order.lane), pieces);
+    const Fill fill = chunk_fill(order, position);
+    transport->load(slot, slots + slot * stream_layout.slot_bytes, fill.copies, pieces);
   }
 
-  /// The copies that fill a slot with chunk `chunk` of lane `lane`: for every field and batch,
-  /// the batch's positions in the order mapped to source rows, adjacent runs merged.
-  [[nodiscard]] std::vector<ChunkCopy> chunk_copies(std::size_t chunk, std::size_t lane) const {
+  /// The copies that fill a slot with the chunk at `position` of `order`: for every field and
+  /// batch, the batch's positions in the order mapped to source rows, adjacent runs merged; a
+  /// batch of a sample-shuffled whole-epoch pass row by row, through one list of source rows
+  /// that every field shares.
+  [[nodiscard]] Fill chunk_fill(const PassOrder& order, std::size_t position) const {
     const ShardGeometry& geometry = layout.geometry;
-    const std::size_t first_batch = chunk * stream_layout.chunk_batches;
+    const std::size_t chunk = order.chunk_at[position];
     const std::size_t batches = stream_layout.batches_of(chunk, geometry.batches);
-    std::vector<ChunkCopy> copies;
+    const bool gathers = order.whole_epoch && order.epoch.sample_order.size() != 0;
+    Fill fill;
+    std::vector<BatchSlice> slices(batches);
+    for (std::size_t local = 0; local < batches; ++local) {
+      // The slot holds the chunk's batches in their place order: a window pass permutes them
+      // when it serves them, a whole-epoch pass has them in the epoch's order already.
+      BatchSlice& slice = slices[local];
+      if (order.whole_epoch) {
+        slice = order.epoch.slice(geometry, position * stream_layout.chunk_batches + local);
+      } else {
+        slice = geometry.slice(chunk * stream_layout.chunk_batches + local, order.epoch.lane);
+        slice.first += order.epoch.offset;
+      }
+      if (!gathers) continue;
+      const RowOrder rows{order.epoch.sample_order, geometry.order_rows, slice.first};
+      for (std::size_t r = 0; r < slice.rows; ++r)
+        fill.gathered.push_back(source_run(static_cast<std::size_t>(rows.row(r)), 1).first);
+    }
+    std::size_t listed = 0;
     for (std::size_t field = 0; field < Fields; ++field) {
       const std::size_t row_bytes = layout.row_bytes[field];
+      listed = 0;
       for (std::size_t local = 0; local < batches; ++local) {
-        const BatchSlice slice = geometry.slice(first_batch + local, lane);
+        const BatchSlice& slice = slices[local];
         std::size_t offset = stream_layout.offsets[field] + local * geometry.batch_size * row_bytes;
+        if (gathers) {
+          fill.copies.push_back(
+              {offset, &sources[field], 0, slice.rows, fill.gathered.data() + listed});
+          listed += slice.rows;
+          continue;
+        }
         for (std::size_t at = slice.first, left = slice.rows; left > 0;) {
           const auto [source_row, rows] = source_run(at, left);
+          std::vector<ChunkCopy>& copies = fill.copies;
           if (!copies.empty() && copies.back().source == &sources[field] &&
+              copies.back().gathered == nullptr &&
               copies.back().offset + copies.back().bytes() == offset &&
               copies.back().first_row + copies.back().rows == source_row)
             copies.back().rows += rows;  // continues the previous run in the slot and the source
           else
-            copies.push_back({offset, &sources[field], source_row, rows});
+            copies.push_back({offset, &sources[field], source_row, rows, nullptr});
           offset += rows * row_bytes;
           at += rows;
           left -= rows;
         }
       }
     }
-    return copies;
+    return fill;
   }
 
   /// The longest run of source rows, at most `rows`, that order positions from `at` map to: the

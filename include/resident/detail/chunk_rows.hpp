@@ -41,6 +41,7 @@ struct ChunkRows {
   std::uint64_t chunk_batches = 1;  ///< Batches of a full chunk.
   std::uint64_t lanes = 1;          ///< Ranks sharing the order (replicated).
   std::uint64_t lane = 0;           ///< This pass's lane.
+  std::uint64_t offset = 0;         ///< The pass's drop offset (see `drop_offset`).
   std::uint64_t slot[max_window_chunks] = {};         ///< Slot of each chunk of the window.
   std::uint64_t first_batch[max_window_chunks] = {};  ///< Its first dataset batch.
 
@@ -54,7 +55,7 @@ struct ChunkRows {
     // Every batch of a window is a full round of the order: its lane's rows start at
     // `(batch * lanes + lane) * batch_size` (see ShardGeometry::slice).
     return {slot[chunk], local * batch_size + within,
-            ((first_batch[chunk] + local) * lanes + lane) * batch_size + within};
+            ((first_batch[chunk] + local) * lanes + lane) * batch_size + within + offset};
   }
   /// The row id at batch position `r`, as `RowOrder::row` gives it.
   [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t r) const noexcept {

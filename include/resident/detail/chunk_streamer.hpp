@@ -17,6 +17,7 @@
 #include "resident/detail/chunk_loader.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/chunk_rows.hpp"
+#include "resident/detail/expects.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/resources.hpp"
@@ -30,6 +31,21 @@
 #include "resident/space_traits.hpp"
 
 namespace resident::detail {
+
+/// @brief Whether a stream of `sources` under `order` runs in whole-epoch order: unless
+/// `StreamOrder::window` is asked for, when every source is host memory (the loaders read
+/// files into host memory for it, or leave them files for a window order).
+/// @throws InvalidArgument for `StreamOrder::whole_epoch` over a source that is not in memory.
+template <std::size_t Fields>
+bool streams_whole_epoch(StreamOrder order, const std::array<RowSource, Fields>& sources) {
+  bool in_memory = true;
+  for (const RowSource& source : sources) in_memory = in_memory && source.memory() != nullptr;
+  RESIDENT_EXPECTS(in_memory || order != StreamOrder::whole_epoch,
+                   "StreamOptions::order is whole_epoch but a field's rows are read from a file; "
+                   "load it with load_streaming_dataset, which reads the rows into host memory "
+                   "for that order, or use StreamOrder::window");
+  return order != StreamOrder::window && in_memory;
+}
 
 template <class Space, std::size_t Fields>
 class ChunkStreamer {
@@ -49,16 +65,19 @@ class ChunkStreamer {
   /// @throws CapacityError when the slots cannot be allocated; what the transport throws.
   /// `reader_owner` keeps the reader's stream alive as long as the producer and the transport
   /// may use it (null for a stream the caller owns).
+  /// `whole_epoch`: every pass in whole-epoch order (see `PassOrder`); needs host-memory
+  /// sources.
   ChunkStreamer(const Space& space, stream_type reader, std::shared_ptr<const void> reader_owner,
                 const DatasetLayout<Fields>& layout, const StreamLayout<Fields>& stream,
-                std::array<RowSource, Fields> sources, unsigned threads)
+                std::array<RowSource, Fields> sources, bool whole_epoch, unsigned threads)
       : reader_owner_(std::move(reader_owner)),
         layout_(layout),
         stream_(stream),
+        whole_epoch_(whole_epoch),
         slots_(space, stream.total_bytes) {
     const bool pinned = Transport::sources_pinned(space, sources);
     transport_ = std::make_unique<Transport>(space, reader, stream.ring_chunks, stream.slot_bytes,
-                                             pinned, threads);
+                                             pinned, whole_epoch, threads);
     loader_ = std::make_shared<const Loader>(
         Loader{layout_, stream_, std::move(sources), slots_.data(), transport_.get()});
   }
@@ -74,10 +93,18 @@ class ChunkStreamer {
   }
 
   [[nodiscard]] std::size_t bytes() const noexcept { return slots_.bytes(); }
+  /// @brief Bytes of host memory the sources own (rows read or inflated for the stream).
+  [[nodiscard]] std::size_t host_bytes() const noexcept {
+    std::size_t bytes = 0;
+    for (const RowSource& source : loader_->sources) bytes += source.owned_bytes();
+    return bytes;
+  }
+  /// @brief Whether every pass is in whole-epoch order.
+  [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }
 
   /// @brief A new pass order (each gets an id of its own).
   [[nodiscard]] PassOrder make_order(const EpochOptions& options) {
-    return make_pass_order(++last_order_id_, options, layout_.geometry, stream_);
+    return make_pass_order(++last_order_id_, options, layout_.geometry, stream_, whole_epoch_);
   }
   /// @brief The order of `batch(i)`: an unshuffled pass, made once.
   [[nodiscard]] const PassOrder& plain_order() {
@@ -88,45 +115,47 @@ class ChunkStreamer {
   /// @brief Epoch batch `k` (< the dataset's batches) of `order`: starts or restarts the pass
   /// where needed, gives up the chunks behind it, and waits only for its own chunk.
   [[nodiscard]] Served serve(const PassOrder& order, std::size_t k) {
-    const auto [position, place] = locate(order, k, stream_, layout_.geometry.batches);
+    const ShardGeometry& geometry = layout_.geometry;
+    const auto [position, place] = locate(order, k, stream_, geometry.batches);
     hold(order, position, position);
-    const std::size_t chunk = order.chunk_at[position];
-    const std::size_t local = local_batch(order, chunk, place, layout_.geometry, stream_);
+    const std::size_t local =
+        local_batch(order, order.chunk_at[position], place, geometry, stream_);
     return {slots_.data() + (position % stream_.ring_chunks) * stream_.slot_bytes,
-            local * layout_.geometry.batch_size,
-            layout_.geometry.slice(chunk * stream_.chunk_batches + local, order.lane)};
+            local * geometry.batch_size, pass_slice(order, position, place, geometry, stream_)};
   }
 
   /// Where the rows of a gathered batch lie (see `ChunkRows`) and its slice of the order.
   struct Gathered {
-    ChunkRows rows;
+    ChunkRows order;
     BatchSlice slice;
   };
 
-  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one. Under
-  /// `Shuffle::samples` its rows are drawn from the window of `window_chunks` positions it is
-  /// in (every chunk of which is held), by a permutation of all the window's full batches'
-  /// rows keyed by the seed, the epoch and the window; a short last batch is read straight,
-  /// and last, as in every shuffled epoch.
+  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one. A batch
+  /// of a whole-epoch pass, and one of an unshuffled or batch-shuffled window pass, is read
+  /// straight from its slot. Under `Shuffle::samples` in window order its rows are drawn from
+  /// the window of `window_chunks` positions it is in (every chunk of which is held), by a
+  /// permutation of all the window's full batches' rows keyed by the seed, the epoch and the
+  /// window; a short last batch is read straight, and last, as in every shuffled epoch.
   [[nodiscard]] Gathered gather(const PassOrder& order, std::size_t k) {
     const ShardGeometry& geometry = layout_.geometry;
     const auto [position, place] = locate(order, k, stream_, geometry.batches);
     const std::size_t chunk = order.chunk_at[position];
     const std::size_t local = local_batch(order, chunk, place, geometry, stream_);
-    const std::size_t batch = chunk * stream_.chunk_batches + local;
     Gathered gathered{};
-    ChunkRows& rows = gathered.rows;
+    ChunkRows& rows = gathered.order;
     rows.batch_size = geometry.batch_size;
     rows.chunk_batches = stream_.chunk_batches;
     rows.lanes = geometry.lanes;
-    rows.lane = order.lane;
-    const bool short_batch = geometry.short_last && batch + 1 == geometry.batches;
-    if (order.options.shuffle != Shuffle::samples || short_batch) {
+    rows.lane = order.epoch.lane;
+    rows.offset = order.epoch.offset;
+    const bool short_batch =
+        geometry.short_last && chunk * stream_.chunk_batches + local + 1 == geometry.batches;
+    if (order.whole_epoch || order.options().shuffle != Shuffle::samples || short_batch) {
       hold(order, position, position);
-      gathered.slice = geometry.slice(batch, order.lane);
+      gathered.slice = pass_slice(order, position, place, geometry, stream_);
       rows.slot[0] = position % stream_.ring_chunks;
       rows.slot_row = local * geometry.batch_size;
-      rows.straight = RowOrder{{}, geometry.order_rows, gathered.slice.first};
+      rows.straight = RowOrder{order.epoch.sample_order, geometry.order_rows, gathered.slice.first};
       return gathered;
     }
     const std::size_t first = position / stream_.window_chunks * stream_.window_chunks;
@@ -159,7 +188,7 @@ class ChunkStreamer {
     constexpr std::uint64_t window_key = 0x77696e646f77ULL;  // "window": its own key stream
     rows.samples =
         Permutation(window_batches * geometry.batch_size,
-                    mix64(order.options.seed ^ window_key) ^ mix64(first), order.options.epoch);
+                    mix64(order.options().seed ^ window_key) ^ mix64(first), order.options().epoch);
     rows.first = q * geometry.batch_size;
     gathered.slice = {0, geometry.batch_size, geometry.batch_size};
     return gathered;
@@ -235,6 +264,7 @@ class ChunkStreamer {
   std::shared_ptr<const void> reader_owner_;  // first declared: released last
   DatasetLayout<Fields> layout_;
   StreamLayout<Fields> stream_;
+  bool whole_epoch_;
   Allocation<Space> slots_;
   std::unique_ptr<Transport> transport_;
   std::shared_ptr<const Loader> loader_;  // shared with the producer's running load

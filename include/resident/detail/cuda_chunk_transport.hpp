@@ -16,6 +16,7 @@
 
 #include "resident/cuda_space.hpp"
 #include "resident/detail/checked_math.hpp"
+#include "resident/detail/chunk_copy.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/cuda_resources.hpp"
@@ -34,7 +35,8 @@ namespace resident::detail {
 /// stream waits on it before its first batch of the chunk), and `freed` on the reader's stream
 /// when the reader gives the chunk up (the copy stream waits on it before overwriting the
 /// slot). Pageable sources go through two staging buffers of one slot each, filled
-/// by host threads while the other drains; page-locked sources are copied directly.
+/// by host threads while the other drains; page-locked sources are copied directly, but for
+/// rows gathered one by one (a whole-epoch sample shuffle), which are staged too.
 class CudaChunkTransport {
  public:
   /// Whether the copy engine can read every source directly (page-locked memory), asked with
@@ -49,14 +51,14 @@ class CudaChunkTransport {
   }
 
   CudaChunkTransport(const CudaSpace& space, cudaStream_t reader, std::size_t slots,
-                     std::size_t slot_bytes, bool pinned_sources, unsigned threads)
-      : device_(space.device_id()), reader_(reader) {
+                     std::size_t slot_bytes, bool pinned_sources, bool gathers, unsigned threads)
+      : device_(space.device_id()), reader_(reader), pinned_sources_(pinned_sources) {
     const CudaDeviceScope scope(device_);  // the stream and events belong to this device
     copy_stream_ = create_stream();
     loaded_ = create_events(slots);
     freed_ = create_events(slots);
     joined_ = create_event();
-    if (!pinned_sources && slot_bytes != 0) {
+    if ((!pinned_sources || gathers) && slot_bytes != 0) {
       staging_.emplace(staging_buffers, slot_bytes, copy_stream_.get());
       workers_.emplace(threads);
     }
@@ -75,7 +77,11 @@ class CudaChunkTransport {
   void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies,
             SharedPieces& /*pieces*/) {
     const CudaDeviceScope scope(device_);
-    if (!staging_) {
+    const bool direct =
+        pinned_sources_ && std::none_of(copies.begin(), copies.end(), [](const ChunkCopy& copy) {
+          return copy.gathered != nullptr;
+        });
+    if (direct) {
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
       for (const ChunkCopy& copy : copies)
         RESIDENT_CUDA_TRY(cudaMemcpyAsync(
@@ -88,8 +94,7 @@ class CudaChunkTransport {
       for (const ChunkCopy& copy : copies) {
         const std::size_t row_bytes = copy.source->row_bytes();
         workers_->for_each_slice(0, copy.rows, [&](std::size_t from, std::size_t to) {
-          copy.source->read(copy.first_row + from, to - from,
-                            staging + copy.offset + from * row_bytes);
+          copy.read(from, to - from, staging + copy.offset + from * row_bytes);
         });
       }
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
@@ -135,6 +140,7 @@ class CudaChunkTransport {
 
   int device_;
   cudaStream_t reader_;
+  bool pinned_sources_;
   CudaStream copy_stream_;
   std::vector<CudaEvent> loaded_, freed_;
   CudaEvent joined_;

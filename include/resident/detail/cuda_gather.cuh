@@ -80,8 +80,8 @@ __global__ void augment_rows_kernel(Source source, Out* destination, std::size_t
 }
 
 // A template so that the header can be included by many translation units.
-template <class Index>
-__global__ void fill_indices_kernel(RowOrder order, std::size_t rows, Index* indices) {
+template <class Index, class Order>
+__global__ void fill_indices_kernel(Order order, std::size_t rows, Index* indices) {
   const std::size_t r = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (r < rows) indices[r] = static_cast<Index>(order.row(r));
 }
@@ -132,11 +132,13 @@ void device_gather(const Source& source, Out* destination, std::size_t row_eleme
 }
 
 /// @brief Writes a batch's row ids only (zero-copy epochs asked for `batch_indices()`).
-inline void device_fill_indices(const RowOrder& order, std::size_t rows, std::int64_t* indices,
-                                cudaStream_t stream) {
+template <class Order>
+void device_fill_indices(const Order& order, std::size_t rows, std::int64_t* indices,
+                         cudaStream_t stream) {
   if (rows == 0) return;
   const auto blocks = static_cast<unsigned>((rows + gather_threads - 1) / gather_threads);
-  fill_indices_kernel<std::int64_t><<<blocks, gather_threads, 0, stream>>>(order, rows, indices);
+  fill_indices_kernel<std::int64_t, Order>
+      <<<blocks, gather_threads, 0, stream>>>(order, rows, indices);
   RESIDENT_CUDA_TRY(cudaGetLastError());
 }
 

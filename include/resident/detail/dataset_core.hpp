@@ -159,8 +159,9 @@ CapacityVerdict check_capacity(const Space& space, std::size_t reserve, std::siz
 struct DatasetConfig {
   std::size_t batch_size = 0;
   Remainder remainder = Remainder::drop;
-  std::size_t reserve_bytes = 0;  ///< The reserve its capacity checks leave free.
-  std::size_t ring_depth = 0;     ///< Slots of a gathering epoch's ring.
+  std::size_t reserve_bytes = 0;       ///< The reserve its capacity checks leave free.
+  std::size_t ring_depth = 0;          ///< Slots of a gathering epoch's ring.
+  std::size_t ring_element_bytes = 0;  ///< `DatasetOptions::ring_element_bytes`.
   Shard shard{};
   Sharding sharding = Sharding::partitioned;
 };
@@ -179,8 +180,8 @@ class DatasetCore {
   DatasetCore(Space space, const DatasetOptions& options, std::size_t reserve_bytes,
               const DatasetLayout<Fields>& layout)
       : space_(std::move(space)),
-        config_{options.batch_size, options.remainder, reserve_bytes,
-                options.ring_depth, options.shard,     options.sharding},
+        config_{options.batch_size,         options.remainder, reserve_bytes,   options.ring_depth,
+                options.ring_element_bytes, options.shard,     options.sharding},
         layout_(layout),
         stream_(space_, options) {}
 

@@ -35,6 +35,15 @@ struct checks_row_layout<
     Op, std::void_t<decltype(std::declval<const Op&>().check_row_layout(std::size_t{}))>>
     : std::true_type {};
 
+/// Whether a conversion can take its channel layout from a declared image layout
+/// (`Normalize::with_layout`).
+template <class Op, class = void>
+struct takes_image_layout : std::false_type {};
+template <class Op>
+struct takes_image_layout<
+    Op, std::void_t<decltype(std::declval<const Op&>().with_layout(std::declval<ImageLayout>()))>>
+    : std::true_type {};
+
 template <class Augment, std::size_t Field>
 struct augments : std::false_type {};
 template <std::size_t Field>
@@ -79,18 +88,23 @@ struct FieldTransforms {
   /// @brief Checks that the conversion and the augmentation fit their fields' rows and keys
   /// the augmentation's draws by the row of the caller's whole data, so that every rank of a
   /// sharded job (and every kind of dataset) augments a row as one unsharded dataset would.
-  /// @throws InvalidArgument when either does not fit.
+  /// Where both name one field, the image layout declared to the augmentation decides how the
+  /// conversion's channels are laid out (`Normalize::with_layout`).
+  /// @throws InvalidArgument when either does not fit, or when the conversion has another count
+  /// of channels than the declared images.
   void check(const DatasetLayout<fields>& layout, const EpochOptions& options) {
-    if constexpr (checks_row_layout<Op>::value)
-      conversion.op.check_row_layout(layout.row_elements[Conversion::field]);
     if constexpr (!std::is_same_v<Augment, NoAugmentation>) {
       augment.augmentation.check(layout.row_elements[Augment::field]);
+      if constexpr (converts<Conversion, Augment::field>::value && takes_image_layout<Op>::value)
+        conversion.op = conversion.op.with_layout(augment.augmentation.image);
       // A rank without rows of its own stores the caller's first rows, cycled, as its padding.
       const ShardGeometry& geometry = layout.geometry;
       key = geometry.pad_from_source_start
                 ? AugmentKey{options.seed, options.epoch, 0, layout.source_rows}
                 : AugmentKey{options.seed, options.epoch, geometry.source_first, 0};
     }
+    if constexpr (checks_row_layout<Op>::value)
+      conversion.op.check_row_layout(layout.row_elements[Conversion::field]);
   }
 
   /// Field `Field`'s conversion, or `NoConversion`.

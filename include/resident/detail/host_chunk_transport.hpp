@@ -7,8 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "resident/detail/chunk_copy.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
-#include "resident/detail/row_source.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident::detail {
@@ -32,7 +32,8 @@ class HostChunkTransport {
   }
 
   HostChunkTransport(const Space& space, stream_type stream, std::size_t /*slots*/,
-                     std::size_t /*slot_bytes*/, bool /*pinned_sources*/, unsigned /*threads*/)
+                     std::size_t /*slot_bytes*/, bool /*pinned_sources*/, bool /*gathers*/,
+                     unsigned /*threads*/)
       : space_(space), stream_(stream) {}
 
   /// Producer thread: writes `copies` into `slot`; done when it returns. The copies are cut
@@ -48,7 +49,7 @@ class HostChunkTransport {
         bounce(slot, copy);  // through one bounce buffer: not shared
         continue;
       }
-      copy.source->advise_will_read(copy.first_row, copy.rows);
+      if (copy.gathered == nullptr) copy.source->advise_will_read(copy.first_row, copy.rows);
       const std::size_t rows_per_piece =
           std::max<std::size_t>(1, piece_bytes / copy.source->row_bytes());
       for (std::size_t first = 0; first < copy.rows; first += rows_per_piece)
@@ -59,11 +60,17 @@ class HostChunkTransport {
       const ChunkCopy& copy = *piece.copy;
       const std::size_t row_bytes = copy.source->row_bytes();
       std::byte* to = slot + copy.offset + piece.first * row_bytes;
-      if (const std::byte* from = copy.source->memory())
+      const std::byte* from = copy.source->memory();
+      if (from == nullptr)
+        copy.read(piece.first, piece.rows, to);
+      else if (copy.gathered == nullptr)
         space_.copy_from_host(to, from + (copy.first_row + piece.first) * row_bytes,
                               piece.rows * row_bytes, stream_);
       else
-        copy.source->read(copy.first_row + piece.first, piece.rows, to);
+        for (std::size_t r = 0; r < piece.rows; ++r)
+          space_.copy_from_host(to + r * row_bytes,
+                                from + copy.gathered[piece.first + r] * row_bytes, row_bytes,
+                                stream_);
     });
     space_.synchronize(stream_);
   }
@@ -88,7 +95,7 @@ class HostChunkTransport {
   // A file's rows into a space that host code cannot write: read here, then copied in.
   void bounce(std::byte* slot, const ChunkCopy& copy) {
     bounce_.resize(copy.bytes());
-    copy.source->read(copy.first_row, copy.rows, bounce_.data());
+    copy.read(0, copy.rows, bounce_.data());
     space_.copy_from_host(slot + copy.offset, bounce_.data(), copy.bytes(), stream_);
   }
 

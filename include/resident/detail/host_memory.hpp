@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -147,6 +148,28 @@ inline Capacity host_capacity() {
     if (left < capacity.free_bytes) capacity.free_bytes = left;
   }
   return capacity;
+}
+
+/// @brief Host memory a process can still take without pushing the system into swap or the
+/// OOM killer: `host_capacity().free_bytes` (MemAvailable, narrowed by a cgroup limit). What
+/// decides whether a streamed dataset's rows are read into host memory once.
+/// @note Override hook for tests and for capping what a process counts on: the environment
+/// variable `RESIDENT_HOST_AVAILABLE_BYTES`, set to a decimal byte count, replaces the figure
+/// (read at every call; a value that is not a number is ignored).
+inline std::size_t host_available_bytes() {
+  if (const char* figure = std::getenv("RESIDENT_HOST_AVAILABLE_BYTES");
+      figure != nullptr && *figure != '\0') {
+    constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+    std::size_t bytes = 0;
+    bool number = true;
+    for (const char* digit = figure; *digit != '\0' && number; ++digit) {
+      const auto value = static_cast<std::size_t>(*digit - '0');
+      number = *digit >= '0' && *digit <= '9' && bytes <= (most - value) / 10;
+      bytes = bytes * 10 + value;
+    }
+    if (number) return bytes;
+  }
+  return host_capacity().free_bytes;
 }
 
 }  // namespace resident::detail

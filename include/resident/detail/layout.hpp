@@ -86,11 +86,24 @@ struct RingLayout {
   std::size_t total_bytes = 0;                ///< Bytes of the ring.
 };
 
-/// Bytes of an element of a ring slot for a field stored with elements of `stored` bytes, by
-/// default: the stored type or a `float`, whichever is wider, so that one ring serves both the
-/// stored batches and their conversion to float (the common one) without growing.
-inline constexpr std::size_t ring_element_bytes(std::size_t stored) noexcept {
-  return stored > sizeof(float) ? stored : sizeof(float);
+/// Bytes of an element of a ring slot for a field stored with elements of `stored` bytes when
+/// the widest conversion planned writes `width` bytes (`DatasetOptions::ring_element_bytes`;
+/// 0: a `float`): the wider of the two, so that one ring serves both the stored batches and
+/// their conversions without growing.
+inline constexpr std::size_t ring_element_bytes(std::size_t stored,
+                                                std::size_t width = 0) noexcept {
+  const std::size_t planned = width == 0 ? sizeof(float) : width;
+  return stored > planned ? stored : planned;
+}
+
+/// Each field's `ring_element_bytes` for elements of `stored` bytes.
+template <std::size_t Fields>
+std::array<std::size_t, Fields> ring_element_sizes(const std::array<std::size_t, Fields>& stored,
+                                                   std::size_t width) noexcept {
+  std::array<std::size_t, Fields> sizes{};
+  for (std::size_t field = 0; field < Fields; ++field)
+    sizes[field] = ring_element_bytes(stored[field], width);
+  return sizes;
 }
 
 /// @brief The ring of a gathering epoch: `depth` slots, each one batch of every field, with

@@ -18,9 +18,10 @@
 namespace resident::detail {
 
 /// @brief Where a streaming dataset reads one field's rows from, every epoch: host memory the
-/// caller keeps alive, or a file read with `pread` (not mapped: a mapped file that shrinks
-/// kills the process with SIGBUS, a read that comes up short is an error we can throw), each
-/// read checked against the file's identity when it was opened.
+/// caller keeps alive, host memory the source owns (rows read or inflated once, shared by the
+/// source's copies), or a file read with `pread` (not mapped: a mapped file that shrinks kills
+/// the process with SIGBUS, a read that comes up short is an error we can throw), each read
+/// checked against the file's identity when it was opened.
 class RowSource {
  public:
   RowSource() = default;
@@ -31,6 +32,18 @@ class RowSource {
     source.memory_ = static_cast<const std::byte*>(data);
     source.rows_ = rows;
     source.row_bytes_ = row_bytes;
+    return source;
+  }
+
+  /// @brief Rows of `row_bytes` bytes at `data.get()`, host memory the source owns: its copies
+  /// share it, and the last one to go releases it.
+  /// @param held_bytes bytes of host memory the rows take: `rows * row_bytes`, or less where
+  /// only some rows were written (anonymous pages never written take no memory)
+  static RowSource owned_memory(std::shared_ptr<const std::byte> data, std::size_t rows,
+                                std::size_t row_bytes, std::size_t held_bytes) {
+    RowSource source = memory(data.get(), rows, row_bytes);
+    source.owner_ = std::move(data);
+    source.owned_bytes_ = held_bytes;
     return source;
   }
 
@@ -48,8 +61,11 @@ class RowSource {
 
   [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::size_t row_bytes() const noexcept { return row_bytes_; }
-  /// The source's first byte when it is host memory, else null.
+  /// The source's first byte when it is host memory (borrowed or owned), else null.
   [[nodiscard]] const std::byte* memory() const noexcept { return memory_; }
+  /// Bytes of host memory this source owns (shared with its copies); 0 for memory the caller
+  /// keeps alive and for files.
+  [[nodiscard]] std::size_t owned_bytes() const noexcept { return owned_bytes_; }
 
   /// @brief Tells the kernel that rows `[first, first + count)` of a file will be read soon,
   /// so that its readahead fetches them while earlier rows are copied (a hint: nothing for
@@ -94,20 +110,12 @@ class RowSource {
 
  private:
   const std::byte* memory_ = nullptr;
+  std::shared_ptr<const std::byte> owner_;  // keeps `memory_` alive when the source owns it
+  std::size_t owned_bytes_ = 0;
   std::shared_ptr<const ReadFile> file_;
   std::size_t data_offset_ = 0;
   std::size_t rows_ = 0;
   std::size_t row_bytes_ = 0;
-};
-
-/// @brief A run of rows of one source, copied to byte `offset` of a chunk slot.
-struct ChunkCopy {
-  std::size_t offset = 0;             ///< Byte offset in the slot.
-  const RowSource* source = nullptr;  ///< Whose rows.
-  std::size_t first_row = 0;          ///< First row of the run.
-  std::size_t rows = 0;               ///< Rows of the run.
-
-  [[nodiscard]] std::size_t bytes() const noexcept { return rows * source->row_bytes(); }
 };
 
 }  // namespace resident::detail

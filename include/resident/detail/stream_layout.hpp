@@ -11,6 +11,7 @@
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/expects.hpp"
+#include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/space_traits.hpp"
 
@@ -61,14 +62,39 @@ inline void check_stream_options(const StreamOptions& options) {
   RESIDENT_EXPECTS(problem.empty(), problem);
 }
 
-/// @brief What to do when the streaming ring of `options` does not fit.
+/// @brief What to do when the chunk slots and the gather ring of `options` do not fit.
 inline std::string stream_ring_advice(const DatasetOptions& options) {
   if (options.shard.world_size > 1 && options.streaming.chunk_batches == 0)
     return "set StreamOptions::chunk_batches explicitly, to the same value on every rank (a "
            "sharded job's automatic chunks are sized from what all ranks share, never from one "
-           "rank's free memory), free memory, or lower the reserve";
-  return "use fewer or smaller chunks (StreamOptions::ring_chunks, chunk_batches), free memory, "
-         "or lower the reserve";
+           "rank's free memory), lower DatasetOptions::ring_depth or batch_size, free memory, or "
+           "lower the reserve";
+  return "use fewer or smaller chunks (StreamOptions::ring_chunks, chunk_batches), lower "
+         "DatasetOptions::ring_depth or batch_size, free memory, or lower the reserve";
+}
+
+/// @brief Bytes of the gather ring a dataset of `layout` plans for: `ring_depth` batches of
+/// every field at `DatasetOptions::ring_element_bytes` (or wider stored elements), and their
+/// row ids.
+/// @throws InvalidArgument for a `ring_depth` of 0 or byte overflow.
+template <std::size_t Fields>
+std::size_t planned_ring_bytes(const DatasetLayout<Fields>& layout,
+                               const std::array<std::size_t, Fields>& element_bytes,
+                               const DatasetOptions& options) {
+  return make_ring_layout(layout, ring_element_sizes(element_bytes, options.ring_element_bytes),
+                          options.ring_depth)
+      .total_bytes;
+}
+
+/// @brief The advice of a refused stream: what the chunk slots and the gather ring need.
+template <std::size_t Fields>
+std::string stream_refusal_advice(const StreamLayout<Fields>& stream, std::size_t ring_bytes,
+                                  const DatasetOptions& options) {
+  return "even the streaming ring (" + std::to_string(stream.ring_chunks) + " chunks of " +
+         std::to_string(stream.chunk_batches) + " batches, " + format_bytes(stream.total_bytes) +
+         ") and the gather ring its epochs use (" + std::to_string(options.ring_depth) +
+         " batches, " + format_bytes(ring_bytes) + ") do not fit together; " +
+         stream_ring_advice(options);
 }
 
 /// Bytes of `rows` rows of every field, each field's base aligned as in a slot; their offsets.
