@@ -262,6 +262,7 @@ void expect_same_batches(Streamed& streamed, Preloaded& preloaded, Shuffle shuff
 TEST(LoadStreamingDataset, DeflatedMembersStreamTheBatchesLoadDatasetServes) {
   const Rows rows(301);
   const TempNpz archive("stream_deflated", rows, npz::Compression::deflated);
+  const HostAvailable plenty("1000000000");  // whatever the machine has free
   for (const StreamOrder order : {StreamOrder::automatic, StreamOrder::whole_epoch}) {
     const DatasetOptions options = streamed_in_chunks(order);
     auto preloaded = resident::load_dataset<HostSpace, float, std::uint8_t>(
@@ -356,6 +357,7 @@ DatasetOptions ids_in_chunks(StreamOrder order) {
 TEST(LoadStreamingDataset, WholeEpochRowsAreReadOnceAndWindowRowsEveryPass) {
   std::vector<std::int64_t> values(4000);
   std::iota(values.begin(), values.end(), std::int64_t{0});
+  const HostAvailable plenty("1000000000");
   for (const bool remove : {false, true}) {
     const TempNpy ids("stream_read_once", values, {4000});
     auto ds = resident::load_streaming_dataset<HostSpace, std::int64_t>(
@@ -434,6 +436,7 @@ std::array<RowSource, 2> sources_of(const npz::Archive& archive, const DatasetOp
 // its part of them (the rows before and after it are never written, and take no memory).
 TEST(LoadStreamingDataset, SourcesOwnTheRowsTheyHoldAndARankOnlyItsPart) {
   const Rows rows(301);
+  const HostAvailable plenty("1000000000");
   for (const auto compression : {npz::Compression::stored, npz::Compression::deflated}) {
     const TempNpz file("stream_sources", rows, compression);
     const npz::Archive archive(file.path);

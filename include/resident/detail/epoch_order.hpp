@@ -18,17 +18,19 @@
 namespace resident::detail {
 
 /// @brief Where a shuffled epoch under `Remainder::drop` starts its batches among the rows of
-/// its order: a seeded offset in `[0, dropped]`, so that the rows a batch grid leaves out
-/// change every epoch and each row is served over epochs (the zero-copy shuffles cut
-/// consecutive rows; `Shuffle::samples` permutes them all and needs none). 0 when no row is
-/// left out, and under `Shuffle::none`, whose batches are the dataset's `batch(i)`.
+/// its order: an offset in `[0, dropped]`, seeded and advancing by one each epoch, so that the
+/// rows a batch grid leaves out change every epoch and every row is served within any
+/// `dropped + 1` consecutive epochs (the zero-copy shuffles cut consecutive rows;
+/// `Shuffle::samples` of a preloaded dataset permutes them all and needs none). 0 when no row
+/// is left out, and under `Shuffle::none`, whose batches are the dataset's `batch(i)`.
 inline std::size_t drop_offset(const ShardGeometry& geometry, const EpochOptions& options) {
   if (options.shuffle == Shuffle::none || geometry.batches == 0) return 0;
   const std::size_t served = geometry.batches * geometry.lanes * geometry.batch_size;
   if (geometry.order_rows <= served) return 0;
   constexpr std::uint64_t drop_key = 0x64726f70ULL;  // "drop": its own key stream
-  const std::uint64_t draw = mix64(mix64(options.seed ^ drop_key) ^ options.epoch);
-  return static_cast<std::size_t>(draw % (geometry.order_rows - served + 1));
+  const std::uint64_t start = mix64(options.seed ^ drop_key) % (geometry.order_rows - served + 1);
+  return static_cast<std::size_t>((start + options.epoch % (geometry.order_rows - served + 1)) %
+                                  (geometry.order_rows - served + 1));
 }
 
 /// @brief One epoch's order over a dataset's geometry (see the file comment).
