@@ -243,7 +243,7 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
   const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
   const auto replan = [&] {
     return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
-                               detail::memory_stream_order(options.streaming.order));
+                               detail::file_stream_order(options.streaming.order, layout));
   };
   return detail::preload_or_stream<Dataset<Space, Ts...>>(
       options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
@@ -261,10 +261,10 @@ template <class Space, class... Ts>
                         const npz::Archive& archive,
                         const detail::MemberKeys<sizeof...(Ts)>& keys) {
   static_assert(sizeof...(Ts) >= 1, "name the field types: plan<Space, float, int>(...)");
-  return detail::plan_layout(
-      space, options,
-      detail::member_layout<Ts...>(options, detail::field_members<Ts...>(archive, keys)),
-      {detail::element_kind<Ts>()...}, detail::memory_stream_order(options.streaming.order));
+  const auto layout =
+      detail::member_layout<Ts...>(options, detail::field_members<Ts...>(archive, keys));
+  return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
+                             detail::file_stream_order(options.streaming.order, layout));
 }
 
 /// @brief `plan()` for members of the archive at `archive` (default `ArchiveOptions`).
@@ -278,9 +278,10 @@ template <class Space, class... Ts>
 /// `make_dataset<CudaSpace, std::uint8_t, std::uint8_t>(space, options, "mnist.npz",
 /// {"x_train", "y_train"})`. Plans from the members' headers, then preloads
 /// (`load_dataset`: stored members mapped, deflated ones inflated into the upload) or streams
-/// (`load_streaming_dataset`: stored members only).
+/// (`load_streaming_dataset`: deflated members inflated once into host memory).
 /// @throws FormatError for a malformed archive or a mistyped member, and when the data must be
-/// streamed but a member is deflated; what the chosen loader throws; CapacityError when a rank
+/// streamed but a deflated member cannot be inflated into host memory (window order, or too
+/// large); what the chosen loader throws; CapacityError when a rank
 /// of a replicated job would stream.
 template <class Space, class... Ts>
 Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,

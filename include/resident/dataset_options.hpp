@@ -45,8 +45,9 @@ constexpr const char* remainder_name(Remainder remainder) noexcept {
 /// @brief How a `StreamingDataset` orders the rows of its epochs.
 enum class StreamOrder {
   /// `whole_epoch` when every field's rows are in host memory (host tensors, deflated `.npz`
-  /// members, which are inflated there) or a file's rows fit in the host's available memory;
-  /// else `window`. `StreamingDataset::order()` says which was chosen, and `plan()` prints it.
+  /// members, which are inflated there) or the files' rows fit in half the host's available
+  /// memory (they are read there once); else `window`. `StreamingDataset::order()` says which was
+  /// chosen, and `plan()` prints it.
   automatic,
   /// Every epoch serves the batches a `DeviceDataset` of the same data serves, bit for bit,
   /// under every shuffle, remainder policy and sharding: the producer gathers each chunk's rows

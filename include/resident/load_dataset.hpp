@@ -182,6 +182,19 @@ void refuse_deflated_unless_inflatable(const std::array<FieldRows, Fields>& fiel
   }
 }
 
+/// @brief The order a stream of `layout`'s rows from files takes (what `sources_of` decides
+/// for files, from the same figures): `window` when asked for, or in automatic order when this
+/// rank's rows do not fit in half of the host's available memory; else `whole_epoch`.
+template <std::size_t Fields>
+StreamOrder file_stream_order(StreamOrder order, const DatasetLayout<Fields>& layout) {
+  if (order != StreamOrder::automatic) return order;
+  const RowRange range = streamed_source_rows(layout.geometry, layout.source_rows);
+  std::size_t bytes = 0;
+  for (std::size_t field = 0; field < Fields; ++field)
+    bytes += range.rows * layout.row_bytes[field];
+  return bytes <= host_available_bytes() / 2 ? StreamOrder::whole_epoch : StreamOrder::window;
+}
+
 /// @brief Where each field's rows stream from, by `order` (see `StreamOrder`), counting only
 /// the rows this rank streams (`streamed_source_rows`): deflated members are inflated once into
 /// host memory (never in window order, and only where they fit in the host's available memory);

@@ -101,6 +101,8 @@ DatasetOptions streaming(std::size_t batch, Remainder remainder, std::size_t chu
   options.streaming.ring_chunks = ring;
   options.streaming.prefetch_chunks = prefetch;
   options.streaming.reader_copies = reader_copies;
+  // Window order: the files are read chunk by chunk, as a file larger than the host's memory.
+  options.streaming.order = resident::StreamOrder::window;
   return options;
 }
 
