@@ -153,12 +153,21 @@ TYPED_TEST(TypedStreamingGather, SampleShuffleMixesLabelSortedDataFarBetterThanB
       distinct_labels_per_batch(streamed, streamed.epoch({3, 0, Shuffle::batches}));
   const double memory =
       distinct_labels_per_batch(preloaded, preloaded.epoch({3, 0, Shuffle::samples}));
+  // The same rows in whole-epoch order: the preloaded batches.
+  DatasetOptions whole = options;
+  whole.streaming.order = resident::StreamOrder::whole_epoch;
+  StreamingDataset<TypeParam, std::int32_t> whole_epoch(this->space_, whole, tensor);
+  const double streamed_whole =
+      distinct_labels_per_batch(whole_epoch, whole_epoch.epoch({3, 0, Shuffle::samples}));
+  EXPECT_EQ(streamed_whole, memory);
+  this->RecordProperty("distinct_labels_whole_epoch_samples", std::to_string(streamed_whole));
   this->RecordProperty("distinct_labels_streaming_samples", std::to_string(window));
   this->RecordProperty("distinct_labels_streaming_batches", std::to_string(chunks));
   this->RecordProperty("distinct_labels_in_memory_samples", std::to_string(memory));
   std::cout << "distinct labels per batch of " << batch << " (10 labels, sorted, window of "
-            << streamed.window_rows() << " rows): streaming samples " << window
-            << ", streaming batches " << chunks << ", in-memory samples " << memory << '\n';
+            << streamed.window_rows() << " rows): window-order stream samples " << window
+            << ", window-order stream batches " << chunks << ", whole-epoch stream samples "
+            << streamed_whole << ", preloaded samples " << memory << '\n';
   EXPECT_GT(window, 2.0 * chunks);
   EXPECT_LE(window, memory + 1e-9);
 }
