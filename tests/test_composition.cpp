@@ -130,8 +130,10 @@ struct Record {
 
 template <class T>
 void append_bytes(std::vector<std::uint8_t>& to, const std::vector<T>& values) {
-  const auto* first = reinterpret_cast<const std::uint8_t*>(values.data());  // NOLINT
-  to.insert(to.end(), first, first + values.size() * sizeof(T));
+  if (values.empty()) return;
+  const std::size_t at = to.size();
+  to.resize(at + values.size() * sizeof(T));
+  std::memcpy(to.data() + at, values.data(), values.size() * sizeof(T));
 }
 
 template <class Dataset, class Epoch>
