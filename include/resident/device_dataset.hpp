@@ -92,8 +92,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     fields_ = detail::ResetOnMove<batch_type>(
         views(storage, layout, std::index_sequence_for<Ts...>{}, sources.shapes));
     std::array<Shape, num_fields> row_shapes;
-    for (std::size_t field = 0; field < num_fields; ++field)
-      row_shapes[field] = sources.shapes[field].drop_front();
+    for (std::size_t index = 0; index < num_fields; ++index)
+      row_shapes[index] = sources.shapes[index].drop_front();
     row_shapes_ = detail::ResetOnMove<std::array<Shape, num_fields>>(row_shapes);
     storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
     core_ = std::move(core);

@@ -73,10 +73,9 @@ struct ChunkLoader {
       for (std::size_t r = 0; r < slice.rows; ++r)
         fill.gathered.push_back(source_run(static_cast<std::size_t>(rows.row(r)), 1).first);
     }
-    std::size_t listed = 0;
     for (std::size_t field = 0; field < Fields; ++field) {
       const std::size_t row_bytes = layout.row_bytes[field];
-      listed = 0;
+      std::size_t listed = 0;
       for (std::size_t local = 0; local < batches; ++local) {
         const BatchSlice& slice = slices[local];
         std::size_t offset = stream_layout.offsets[field] + local * geometry.batch_size * row_bytes;

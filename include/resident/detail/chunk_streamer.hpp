@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -95,9 +96,9 @@ class ChunkStreamer {
   [[nodiscard]] std::size_t bytes() const noexcept { return slots_.bytes(); }
   /// @brief Bytes of host memory the sources own (rows read or inflated for the stream).
   [[nodiscard]] std::size_t host_bytes() const noexcept {
-    std::size_t bytes = 0;
-    for (const RowSource& source : loader_->sources) bytes += source.owned_bytes();
-    return bytes;
+    return std::accumulate(
+        loader_->sources.begin(), loader_->sources.end(), std::size_t{0},
+        [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
   }
   /// @brief Whether every pass is in whole-epoch order.
   [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }

@@ -123,18 +123,6 @@ struct FieldTransforms {
     else
       return nullptr;
   }
-
-  /// The gather ring's element sizes: the default width (see `ring_element_bytes`) or the
-  /// conversion's output, whichever is wider.
-  [[nodiscard]] static std::array<std::size_t, fields> ring_element_sizes() {
-    return sizes(std::make_index_sequence<fields>{});
-  }
-
- private:
-  template <std::size_t... Field>
-  static std::array<std::size_t, fields> sizes(std::index_sequence<Field...> /*fields*/) {
-    return {std::max(ring_element_bytes(sizeof(stored_t<Field>)), sizeof(output_t<Field>))...};
-  }
 };
 
 }  // namespace resident::detail
