@@ -91,6 +91,39 @@ TEST(MakeDataset, PreloadsWhenItFitsAndStreamsWhenItDoesNot) {
   EXPECT_EQ(samples, ids);
 }
 
+// Data that fits but leaves no room for its gather ring streams, when a stream's chunk slots and
+// gather ring fit in the same bytes: every epoch runs, the sample shuffle and a conversion
+// included, instead of a preloaded dataset that refuses them.
+TEST(MakeDataset, StreamsWhenThePreloadLeavesNoRoomForItsGatherRing) {
+  constexpr std::size_t n = 100;
+  std::vector<std::uint8_t> pixels(n * 32, 3);
+  std::vector<std::int32_t> labels(n, 1);
+  const HostTensor<const std::uint8_t> x(pixels.data(), {n, 2, 4, 4});
+  const HostTensor<const std::int32_t> y(labels.data(), {n});
+  DatasetOptions options = options_of(7);
+  options.remainder = resident::Remainder::drop;
+  options.ring_depth = 1;
+  const HostSpace space = HostSpace::with_budget(3776);
+  const resident::Plan plan = resident::plan(space, options, x, y);
+  ASSERT_TRUE(plan.fits);
+  ASSERT_FALSE(plan.fits_with_ring);
+  ASSERT_TRUE(plan.stream_fits);
+  EXPECT_EQ(plan.recommendation, Recommendation::stream);
+  EXPECT_NE(plan.reason.find("does not fit beside it; stream it"), std::string::npos)
+      << plan.reason;
+  auto ds = resident::make_dataset(space, options, x, y);
+  EXPECT_TRUE(ds.is_streaming());
+  std::size_t rows = 0;
+  for (auto [xb, yb] :
+       ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(resident::Normalize{1.0f / 255, 0})))
+    rows += yb.valid_rows();
+  EXPECT_EQ(rows, n / 7 * 7);
+  // A replicated rank keeps preloading (a streamed one could not keep the job's order).
+  options.shard = {0, 2, 0};
+  options.sharding = resident::Sharding::replicated;
+  EXPECT_FALSE(resident::make_dataset(HostSpace::with_budget(3776), options, x, y).is_streaming());
+}
+
 TEST(MakeDataset, NpyFilesArePlannedFromTheirHeaders) {
   std::vector<std::int64_t> ids(500);
   std::iota(ids.begin(), ids.end(), std::int64_t{0});

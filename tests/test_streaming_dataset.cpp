@@ -385,9 +385,26 @@ TEST(StreamingDataset, MemoryNeverExceedsTheBudgetAndIsReturned) {
     }
     EXPECT_EQ(rows, 10000u);
     EXPECT_LE(peak, std::size_t{48} << 10);
-    EXPECT_EQ(peak, ds.bytes()) << "the ring is the one allocation";
+    EXPECT_EQ(peak, ds.bytes() + ds.ring_bytes())
+        << "the chunk slots and the gather ring are all it allocates, both when it is made";
+    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
   }
   EXPECT_EQ(space.used_bytes(), 0u);
+}
+
+// An empty tensor may have a null pointer: its rows are in host memory all the same, so it
+// streams in whole-epoch order (it was taken for a file and refused under whole_epoch).
+TEST(StreamingDataset, AnEmptyTensorWithANullPointerStreamsInWholeEpochOrder) {
+  const HostTensor<const float> empty(nullptr, {0, 4});
+  for (const resident::StreamOrder order :
+       {resident::StreamOrder::automatic, resident::StreamOrder::whole_epoch}) {
+    DatasetOptions options = stream_options(4, Remainder::partial, 0);
+    options.streaming.order = order;
+    StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(1 << 20), options, empty);
+    EXPECT_EQ(ds.order(), resident::StreamOrder::whole_epoch);
+    EXPECT_EQ(ds.num_batches(), 0u);
+    EXPECT_EQ(ds.epoch({1, 0, Shuffle::samples}).size(), 0u);
+  }
 }
 
 TEST(StreamingDataset, RefusesWhenNotEvenTheRingFits) {

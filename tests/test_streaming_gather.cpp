@@ -300,8 +300,11 @@ TYPED_TEST(TypedStreamingGather, TheGatherRingIsPlannedWithTheChunkSlots) {
     options.ring_depth = 2;
     StreamingDataset<TypeParam, std::int32_t> ds(space, options, tensor);
     EXPECT_GT(ds.planned_ring_bytes(), 0u);
+    // Both rings are allocated when the dataset is made: nothing else can take the gather
+    // ring's bytes before its first gathering epoch.
     const std::size_t used = space.used_bytes();
-    EXPECT_EQ(used + ds.planned_ring_bytes(), 5120u);
+    EXPECT_EQ(used, 5120u);
+    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
     try {
       (void)ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(ToDouble{}));
       ADD_FAILURE() << "a ring twice as wide as planned fitted";
@@ -309,13 +312,30 @@ TYPED_TEST(TypedStreamingGather, TheGatherRingIsPlannedWithTheChunkSlots) {
       EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
     }
     EXPECT_EQ(space.used_bytes(), used) << "a refused ring takes nothing";
-    EXPECT_EQ(ds.ring_bytes(), 0u);
+    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
     for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
       std::size_t rows = 0;
       for (auto [x] : ds.epoch({1, 0, shuffle})) rows += x.valid_rows();
       EXPECT_EQ(rows, ids.size());
     }
     EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
+
+    // Another dataset in the same space takes every byte left: the gather ring was allocated
+    // with the stream, so the stream's converting epochs still run.
+    {
+      std::vector<std::uint8_t> rest(space.capacity().free_bytes, 1);
+      resident::DatasetOptions fill;
+      fill.batch_size = 64;
+      fill.reserve_bytes = 0;
+      DeviceDataset<TypeParam, std::uint8_t> other(
+          space, fill, HostTensor<const std::uint8_t>(rest.data(), {rest.size()}));
+      EXPECT_EQ(space.capacity().free_bytes, 0u);
+      std::size_t rows = 0;
+      for (auto [x] : ds.epoch({2, 0, Shuffle::samples},
+                               resident::convert<0>(resident::Normalize{1.0f, 0.0f})))
+        rows += x.valid_rows();
+      EXPECT_EQ(rows, ids.size());
+    }
 
     options.ring_element_bytes = sizeof(double);
     StreamingDataset<TypeParam, std::int32_t> wide(TypeParam::with_budget(6144), options, tensor);

@@ -69,7 +69,8 @@ inline Plan fallback_plan(Plan replanned, const CapacityError& refused) {
 template <class Result, class Preload, class Stream, class Replan>
 Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& preload,
                          Stream&& stream, Replan&& replan) {
-  if (verdict.fits) {
+  // Fits, unless the plan found that only a stream leaves room for the gather ring.
+  if (verdict.fits && verdict.recommendation != Recommendation::stream) {
     try {
       return Result(preload(), verdict);
     } catch (const CapacityError& refused) {
@@ -163,6 +164,11 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
   [[nodiscard]] std::size_t bytes() const noexcept {
     return detail::visit_held(data_, [](const auto& ds) { return ds.bytes(); });
   }
+  /// @brief Bytes of the gather ring of gathering epochs: a streamed dataset's is allocated
+  /// when it is made, a preloaded one's at its first gathering epoch (0 until then).
+  [[nodiscard]] std::size_t ring_bytes() const noexcept {
+    return detail::visit_held(data_, [](const auto& ds) { return ds.ring_bytes(); });
+  }
 
   /// @brief Batch `index` of an unshuffled epoch (a copy-free view either way; streaming may
   /// wait for its chunk).
@@ -198,11 +204,13 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
 };
 
 /// @brief Preloads the fields when `plan()` says they fit, else streams them; never fails for
-/// want of memory unless even the streaming ring does not fit. An allocation that fails after
-/// a passing plan (another process took the memory) also falls back to streaming; the
-/// recorded `plan()` then says so (recommendation `stream`, the figures of a new plan, and
-/// the refused allocation in `reason`). `DatasetOptions::streaming` is checked only when the
-/// data is streamed.
+/// want of memory unless even the streaming ring does not fit. Data that fits but would leave no
+/// room for its gather ring streams too when a stream's chunk slots and gather ring fit (the
+/// plan recommends `stream`), so that every epoch runs (a replicated rank preloads still). An
+/// allocation that fails after a passing plan (another process took the memory) also falls back to
+/// streaming; the recorded `plan()` then says so (recommendation `stream`, the figures of a new
+/// plan, and the refused allocation in `reason`). `DatasetOptions::streaming` is checked only when
+/// the data is streamed.
 /// @param space where to put the data (or the streaming ring); copies of a space share its
 /// accounting
 /// @param options batch size, remainder policy, reserve, sharding, upload tuning and

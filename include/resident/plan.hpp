@@ -27,10 +27,14 @@ namespace resident {
 
 /// @brief What `plan()` advises, most preferred first.
 enum class Recommendation {
-  preload,          ///< It fits with the reserve: a `DeviceDataset`.
+  /// It fits with the reserve, and so does its gather ring (or no stream would): a
+  /// `DeviceDataset`.
+  preload,
   preload_compact,  ///< It fits if floating fields are stored as bfloat16 (64-bit ints as 32).
   partition,        ///< It fits per rank with `Sharding::partitioned` across the world size given.
-  stream,           ///< Nothing above fits: a `StreamingDataset` (see `stream_fits`).
+  /// Nothing above fits, or the data fits but its gather ring does not beside it while a
+  /// stream's chunk slots and gather ring do: a `StreamingDataset` (see `stream_fits`).
+  stream,
 };
 
 /// @brief "preload", "preload_compact", "partition" or "stream".
@@ -221,6 +225,22 @@ inline std::string stream_summary(const Plan& plan) {
 /// says what to do when the streaming ring does not fit.
 inline void recommend(Plan& plan, const std::string& who, const std::string& advice) {
   const std::size_t usable = plan.usable_bytes();
+  const bool replicated_job = plan.shard.world_size > 1 && plan.sharding == Sharding::replicated;
+  if (plan.fits && !plan.fits_with_ring && plan.stream_fits && !replicated_job) {
+    // Preloaded, the data would leave no room for the ring of its gathering epochs: a stream
+    // offers every epoch within the same bytes.
+    plan.recommendation = Recommendation::stream;
+    plan.reason =
+        "resident: dataset fits" + who + " (needs " + format_bytes(plan.needed_bytes) + " on " +
+        plan.space_name + ", " + format_bytes(usable) +
+        " usable) but the gather ring of its gathering epochs (Shuffle::samples, "
+        "conversions, augmentations: " +
+        format_bytes(plan.ring_bytes) +
+        ") does not fit beside it; stream it, so that every epoch runs: " + stream_summary(plan) +
+        " (or preload it and use only Shuffle::none and Shuffle::batches, which are "
+        "zero-copy)";
+    return;
+  }
   if (plan.fits) {
     plan.recommendation = Recommendation::preload;
     plan.reason = "resident: dataset fits" + who + ": needs " + format_bytes(plan.needed_bytes) +

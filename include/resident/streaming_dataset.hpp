@@ -60,13 +60,13 @@ struct StreamFromSources;
 ///
 /// The batches are cut exactly as a `DeviceDataset` cuts them (sharding, remainder, padding)
 /// and grouped into chunks of `chunk_batches()` batches. The space holds a ring of
-/// `ring_chunks()` chunk slots and, from the first gathering epoch on, the gather ring of
-/// `ring_depth` batches that `Epoch` writes converted, augmented or window-shuffled batches
-/// into. Both are planned together when the dataset is made, within the space's free memory
-/// less the reserve: the slots get what the gather ring (`planned_ring_bytes()`, sized for
-/// `DatasetOptions::ring_element_bytes`) leaves, so that every epoch the dataset offers runs;
-/// where both do not fit, the dataset is refused then, with the figures. A producer thread keeps
-/// `prefetch_chunks()` chunks loading ahead of the one being read (on `CudaSpace`: on a copy
+/// `ring_chunks()` chunk slots and the gather ring of `ring_depth` batches that `Epoch` writes
+/// converted, augmented or window-shuffled batches into. Both are planned and allocated together
+/// when the dataset is made, within the space's free memory less the reserve: the slots get
+/// what the gather ring (`planned_ring_bytes()`, sized for `DatasetOptions::ring_element_bytes`)
+/// leaves, so that every epoch the dataset offers runs, whatever is allocated in the space
+/// later; where both do not fit, the dataset is refused then, with the figures. A producer thread
+/// keeps `prefetch_chunks()` chunks loading ahead of the one being read (on `CudaSpace`: on a copy
 /// stream of its own, through two page-locked staging buffers, with events ordering the copies
 /// against `stream()`; nothing waits on the host but a reader that outruns the copies).
 ///
@@ -132,10 +132,11 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
 
   /// @brief Bytes of the chunk ring, the allocation the dataset is made with.
   [[nodiscard]] std::size_t bytes() const noexcept { return streamer_ ? streamer_->bytes() : 0; }
-  /// @brief Bytes of the batch ring of gathering epochs: 0 until the first one is made.
+  /// @brief Bytes of the batch ring of gathering epochs: allocated when the dataset is made, as
+  /// planned (`planned_ring_bytes()`), so that no other allocation can take it before the first
+  /// gathering epoch; grown by an epoch whose conversion is wider than planned.
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
-  /// @brief Bytes the gather ring was planned for beside the chunk slots (what `ring_bytes()`
-  /// becomes at the first gathering epoch, unless a conversion is wider than planned).
+  /// @brief Bytes the gather ring was planned for beside the chunk slots.
   [[nodiscard]] std::size_t planned_ring_bytes() const noexcept { return planned_ring_.get(); }
   /// @brief Bytes of host memory the dataset owns for its rows: files read, or `.npz` members
   /// inflated, once for a whole-epoch order (0 when it reads the caller's tensors, or files in
@@ -270,6 +271,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     streamer_ = std::make_unique<detail::ChunkStreamer<Space, num_fields>>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
         whole_epoch, detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
+    ring_.reserve(core.space(), ring);
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
     core_ = std::move(core);

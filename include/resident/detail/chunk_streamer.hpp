@@ -7,6 +7,7 @@
 // thread's pipeline and loader, and the pass the reader is in. It serves batch k of a pass as
 // a place in a slot, restarting the pass where the reader jumped.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -39,8 +40,10 @@ namespace resident::detail {
 /// @throws InvalidArgument for `StreamOrder::whole_epoch` over a source that is not in memory.
 template <std::size_t Fields>
 bool streams_whole_epoch(StreamOrder order, const std::array<RowSource, Fields>& sources) {
-  bool in_memory = true;
-  for (const RowSource& source : sources) in_memory = in_memory && source.memory() != nullptr;
+  // A source of no bytes (an empty tensor may have a null pointer) reads nothing from anywhere.
+  const bool in_memory = std::all_of(sources.begin(), sources.end(), [](const RowSource& source) {
+    return source.memory() != nullptr || source.rows() == 0 || source.row_bytes() == 0;
+  });
   RESIDENT_EXPECTS(in_memory || order != StreamOrder::whole_epoch,
                    "StreamOptions::order is whole_epoch but a field's rows are read from a file; "
                    "load it with load_streaming_dataset, which reads the rows into host memory "

@@ -51,6 +51,15 @@ class GatherRing {
     return ++generation_.get();
   }
 
+  /// @brief Allocates the ring of `bytes` in `space` now, before any epoch claims it: what a
+  /// dataset that planned its ring when it was made holds, so that nothing else in the space
+  /// can take those bytes before its first gathering epoch.
+  /// @throws CapacityError when the allocation is refused.
+  void reserve(const Space& space, std::size_t bytes) {
+    Allocation<Space> reserved(space, bytes);
+    memory_.swap(reserved);
+  }
+
   /// @brief The generation of the latest claim (0: never claimed).
   [[nodiscard]] std::size_t generation() const noexcept { return generation_.get(); }
   [[nodiscard]] std::byte* data() const noexcept { return memory_.data(); }
