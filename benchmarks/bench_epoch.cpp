@@ -13,6 +13,10 @@
 // and Cutout{8}) alternate with plain `samples` epochs of the same dataset and the same
 // conversion in every iteration (`ratio_to_samples`: the plain epoch's mean time over the
 // augmented one's, so the cost of the augmentation alone).
+// Streamed epochs (BM_HostStreamedEpoch: CIFAR rows in a StreamingDataset of a quarter of the
+// data's bytes, in whole-epoch or window order) alternate with the preloaded dataset's epoch
+// of the same options in every iteration (`ratio_to_preloaded`: the preloaded epoch's mean
+// time over the streamed one's).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -221,6 +225,50 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
   }
 }
 
+// A streamed epoch of CIFAR rows from host memory against the preloaded one, alternating.
+// Arguments: the mode (none, batches, samples, samples+normalize) and the order (0 whole-epoch,
+// 1 window).
+void BM_HostStreamedEpoch(benchmark::State& state) {
+  const int mode = static_cast<int>(state.range(0));
+  const bool window = state.range(1) != 0;
+  const Shape shape = kCifar;
+  const auto x = synthetic<std::uint8_t>(shape.rows * shape.row_elements);
+  const auto y = synthetic<std::int32_t>(shape.rows);
+  const HostTensor<const std::uint8_t> features(x.data(), {shape.rows, shape.row_elements});
+  const HostTensor<const std::int32_t> labels(y.data(), {shape.rows});
+  DeviceDataset<HostSpace, std::uint8_t, std::int32_t> preloaded(HostSpace{}, epoch_options(),
+                                                                 features, labels);
+  DatasetOptions options = epoch_options();
+  options.streaming.order =
+      window ? resident::StreamOrder::window : resident::StreamOrder::whole_epoch;
+  resident::StreamingDataset<HostSpace, std::uint8_t, std::int32_t> streamed(
+      HostSpace::with_budget(x.size() / 4), options, features, labels);
+  const auto seconds_of = [](auto& ds, const EpochOptions& epoch, int epoch_mode) {
+    const auto start = Clock::now();
+    benchmark::DoNotOptimize(any_epoch(ds, epoch, epoch_mode));
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  double streamed_seconds = 0, preloaded_seconds = 0;
+  std::uint64_t epoch_number = 0;
+  for (auto _ : state) {
+    const EpochOptions epoch{7, epoch_number++,
+                             mode == kNone      ? Shuffle::none
+                             : mode == kBatches ? Shuffle::batches
+                                                : Shuffle::samples};
+    const double seconds = seconds_of(streamed, epoch, mode);
+    streamed_seconds += seconds;
+    state.SetIterationTime(seconds);
+    preloaded_seconds += seconds_of(preloaded, epoch, mode);
+  }
+  const double epochs = static_cast<double>(state.iterations());
+  state.counters["epochs_per_s"] = epochs / streamed_seconds;
+  state.counters["preloaded_epochs_per_s"] = epochs / preloaded_seconds;
+  state.counters["ratio_to_preloaded"] = preloaded_seconds / streamed_seconds;
+  state.SetLabel(std::string(mode_name(mode)) +
+                 (window ? ", window order" : ", whole-epoch order") + ", " +
+                 std::to_string(streamed.num_chunks()) + " chunks");
+}
+
 #if defined(__CUDACC__)
 template <class Feature>
 void BM_CudaEpoch(benchmark::State& state, Shape shape) {
@@ -263,6 +311,11 @@ void register_all() {
   };
   add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
+  benchmark::RegisterBenchmark("BM_HostStreamedEpoch/cifar_u8", BM_HostStreamedEpoch)
+      ->ArgsProduct({{kNone, kBatches, kSamples, kSamplesNormalize}, {0, 1}})
+      ->ArgNames({"mode", "window"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
 #if defined(__CUDACC__)
   add("BM_CudaEpoch/cifar_u8", BM_CudaEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_CudaEpoch/wide_f32", BM_CudaEpoch<float>, kWide, kSamples);

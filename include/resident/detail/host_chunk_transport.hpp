@@ -9,6 +9,7 @@
 
 #include "resident/detail/chunk_copy.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
+#include "resident/detail/host_gather.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident::detail {
@@ -67,10 +68,7 @@ class HostChunkTransport {
         space_.copy_from_host(to, from + (copy.first_row + piece.first) * row_bytes,
                               piece.rows * row_bytes, stream_);
       else
-        for (std::size_t r = 0; r < piece.rows; ++r)
-          space_.copy_from_host(to + r * row_bytes,
-                                from + copy.gathered[piece.first + r] * row_bytes, row_bytes,
-                                stream_);
+        gather_rows(to, from, copy.gathered + piece.first, piece.rows, row_bytes);
     });
     space_.synchronize(stream_);
   }
@@ -91,6 +89,20 @@ class HostChunkTransport {
     std::size_t first;
     std::size_t rows;
   };
+
+  // Rows `rows[0..count)` of `from` into consecutive rows at `to`, asking for the lines of the
+  // rows a few ahead first, as the epochs' host gather does: rows from random places are
+  // nothing a hardware prefetcher predicts.
+  void gather_rows(std::byte* to, const std::byte* from, const std::size_t* rows, std::size_t count,
+                   std::size_t row_bytes) const {
+    for (std::size_t r = 0; r < std::min(count, gather_prefetch_rows); ++r)
+      prefetch_row(from + rows[r] * row_bytes, row_bytes);
+    for (std::size_t r = 0; r < count; ++r) {
+      if (r + gather_prefetch_rows < count)
+        prefetch_row(from + rows[r + gather_prefetch_rows] * row_bytes, row_bytes);
+      space_.copy_from_host(to + r * row_bytes, from + rows[r] * row_bytes, row_bytes, stream_);
+    }
+  }
 
   // A file's rows into a space that host code cannot write: read here, then copied in.
   void bounce(std::byte* slot, const ChunkCopy& copy) {
