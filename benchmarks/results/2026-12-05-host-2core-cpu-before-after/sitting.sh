@@ -8,7 +8,7 @@ set -u
 out=${1:?out dir}; mkdir -p "$out"
 B=/work/wt-before27/build/hostbench/benchmarks
 A=/work/main/build/hostbench/benchmarks
-epochs='BM_HostEpoch/cifar_u8/mode:[0-3]$|BM_HostEpoch/wide_f32/mode:2$'
+epochs='BM_HostEpoch/cifar_u8/mode:[0-3]/|BM_HostEpoch/wide_f32/mode:2/'
 for round in 1 2 3; do
   for side in before after; do
     d=$B; [[ $side == after ]] && d=$A
