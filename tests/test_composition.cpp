@@ -39,7 +39,7 @@ using resident::Shuffle;
 using resident::testing::read_back;
 
 constexpr std::size_t kRows = 403, kBatch = 8;
-constexpr std::size_t kPixels = 3 * 4 * 4;
+constexpr std::size_t kPixels = std::size_t{3} * 4 * 4;
 // Usable bytes that make every source stream: the data needs about 21 KiB, the chunk slots and
 // the gather ring of these options about 7 KiB.
 constexpr std::size_t kStreamUsable = std::size_t{10} << 10;

@@ -407,6 +407,57 @@ TEST(StreamingDataset, AnEmptyTensorWithANullPointerStreamsInWholeEpochOrder) {
   }
 }
 
+/// Host memory whose gathers a device would run (as `CudaSpace`'s): its whole-epoch
+/// `Shuffle::samples` batches are views of chunk slots that the producer gathered the epoch's
+/// rows into, which host code can check here.
+class SlotViewingHostSpace : public HostSpace {
+ public:
+  using memory_space = SlotViewingHostSpace;
+  static constexpr bool device_accessible = true;  // gathers would launch kernels
+  SlotViewingHostSpace() = default;
+  explicit SlotViewingHostSpace(HostSpace space) : HostSpace(std::move(space)) {}
+};
+
+// Where gathers run on a device, a whole-epoch Shuffle::samples epoch is zero-copy: the
+// producer gathers each chunk's rows in the epoch's order, row by row, and every batch is a
+// view of a chunk slot equal to the preloaded dataset's batch, over remainders and ranks.
+TEST(StreamingDataset, WholeEpochSampleBatchesAreViewsOfGatheredChunks) {
+  const Data data(203);
+  for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+    for (const int world : {1, 2}) {
+      for (int rank = 0; rank < world; ++rank) {
+        SCOPED_TRACE(std::string(resident::remainder_name(remainder)) + ", rank " +
+                     std::to_string(rank) + " of " + std::to_string(world));
+        DatasetOptions options = stream_options(8, remainder, 3, 3, 1);
+        options.streaming.order = resident::StreamOrder::whole_epoch;
+        options.shard = {rank, world, 0};
+        DeviceDataset<HostSpace, std::int64_t, float> preloaded(
+            HostSpace::with_budget(1 << 20), options, data.id_tensor(), data.feature_tensor());
+        StreamingDataset<SlotViewingHostSpace, std::int64_t, float> streamed(
+            SlotViewingHostSpace(HostSpace::with_budget(1 << 20)), options, data.id_tensor(),
+            data.feature_tensor());
+        for (const std::uint64_t epoch : {0, 1}) {
+          auto expected = preloaded.epoch({3, epoch, Shuffle::samples});
+          auto got = streamed.epoch({3, epoch, Shuffle::samples});
+          EXPECT_FALSE(got.gathers()) << "views of the chunk slots";
+          ASSERT_EQ(got.size(), expected.size());
+          for (std::size_t k = 0; k < got.size(); ++k) {
+            const auto [ids, features] = got.batch(k);
+            const auto [expected_ids, expected_features] = expected.batch(k);
+            ASSERT_EQ(ids.rows(), expected_ids.rows());
+            ASSERT_EQ(ids.valid_rows(), expected_ids.valid_rows());
+            ASSERT_TRUE(std::equal(ids.data(), ids.data() + ids.rows(), expected_ids.data()))
+                << "batch " << k;
+            ASSERT_TRUE(std::equal(features.data(), features.data() + 3 * features.rows(),
+                                   expected_features.data()))
+                << "batch " << k;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(StreamingDataset, RefusesWhenNotEvenTheRingFits) {
   const Data data(1000);
   const HostSpace space = HostSpace::with_budget(4096);

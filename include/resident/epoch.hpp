@@ -84,11 +84,11 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 ///
 /// Cost: `Shuffle::none` and `Shuffle::batches` without a conversion or an augmentation are
 /// zero-copy: batch `k` is a view of the dataset's rows (preloaded) or of a chunk slot
-/// (streamed), and so is `Shuffle::samples` of a stream in whole-epoch order, whose chunks hold
-/// the epoch's rows in order already. Every other epoch gathers each batch into the dataset's
-/// ring of `ring_depth` slots: on `CudaSpace` one kernel per field on `ds.stream()`
-/// (gathering, augmenting and converting in one pass), no host synchronisation; on `HostSpace`
-/// the host's copy threads.
+/// (streamed), and so is `Shuffle::samples` of a stream in whole-epoch order on a space whose
+/// gathers run on the device, whose chunks hold the epoch's rows in order already. Every other
+/// epoch gathers each batch into the dataset's ring of `ring_depth` slots: on `CudaSpace` one
+/// kernel per field on `ds.stream()` (gathering, augmenting and converting in one pass), no host
+/// synchronisation; on `HostSpace` the host's copy threads.
 /// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
 /// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
 /// `j % ring_depth == k % ring_depth`). A view of a chunk slot stays valid until the reader

@@ -73,9 +73,11 @@ struct StreamFromSources;
 /// Order (`StreamOptions::order`, chosen automatically; `order()` says which):
 /// - `StreamOrder::whole_epoch`, when the rows are in host memory: every epoch serves the
 ///   batches of the `DeviceDataset` of the same data, bit for bit, under every shuffle,
-///   remainder policy, sharding, conversion and augmentation. The producer gathers each chunk's
-///   rows in the epoch's order, so `Shuffle::samples` batches are zero-copy views of the chunk
-///   slots, as `Shuffle::none` and `Shuffle::batches` ones are.
+///   remainder policy, sharding, conversion and augmentation. Where gathers run on the device
+///   (`CudaSpace`) the producer gathers each chunk's rows in the epoch's order, so
+///   `Shuffle::samples` batches are zero-copy views of the chunk slots, as `Shuffle::none` and
+///   `Shuffle::batches` ones are; where host threads gather (`HostSpace`), a gathering epoch
+///   reads the rows in host memory directly, into the gather ring, as a preloaded dataset does.
 /// - `StreamOrder::window`, for files larger than the host's memory: chunks of consecutive
 ///   rows are read straight from the files. `Shuffle::batches` permutes the chunk order and,
 ///   within each chunk, its batch order (zero-copy). `Shuffle::samples` permutes the chunk
@@ -144,9 +146,11 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] std::size_t host_bytes() const noexcept {
     return streamer_ ? streamer_->host_bytes() : 0;
   }
-  /// @brief The order chosen (`StreamOrder::whole_epoch` or `window`; see the class note).
+  /// @brief The order chosen (`StreamOrder::whole_epoch` or `window`; see the class note);
+  /// `StreamOrder::automatic`, none chosen, for a moved-from dataset.
   [[nodiscard]] StreamOrder order() const noexcept {
-    return streamer_ && !streamer_->whole_epoch() ? StreamOrder::window : StreamOrder::whole_epoch;
+    if (!streamer_) return StreamOrder::automatic;
+    return streamer_->whole_epoch() ? StreamOrder::whole_epoch : StreamOrder::window;
   }
   /// @brief Bytes the fields would take preloaded (what did not fit).
   [[nodiscard]] std::size_t data_bytes() const noexcept { return core_.layout().total_bytes; }
@@ -220,7 +224,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) {
     return streamer_->make_order(options);
   }
-  [[nodiscard]] bool impl_views_samples() const noexcept { return streamer_->whole_epoch(); }
+  [[nodiscard]] bool impl_views_samples() const noexcept { return streamer_->views_samples(); }
   [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) {
     return views(streamer_->serve(pass, k), std::index_sequence_for<Ts...>{});
   }
@@ -230,10 +234,8 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   }
   template <std::size_t Field>
   [[nodiscard]] auto impl_rows(const impl_gathered& gathered) const noexcept {
-    using T = std::tuple_element_t<Field, std::tuple<Ts...>>;
-    const auto& stream = streamer_->stream_layout();
-    return detail::ChunkSlotRows<T>{streamer_->slots() + stream.offsets[Field], stream.slot_bytes,
-                                    core_.layout().row_bytes[Field], gathered.order};
+    return streamer_->template rows_of<std::tuple_element_t<Field, std::tuple<Ts...>>>(
+        Field, gathered.order);
   }
   void impl_wait_view(const impl_pass_type& pass, std::size_t k,
                       typename Space::stream_type consumer) {

@@ -1005,6 +1005,7 @@ class ReaderFaultSpace {
  public:
   using memory_space = ReaderFaultSpace;
   using stream_type = HostSpace::stream_type;
+  static constexpr bool device_accessible = false;  // as the memory-space concept asks
 
   ReaderFaultSpace() : state_(std::make_shared<ReaderFaultState>()) {}
   explicit ReaderFaultSpace(std::shared_ptr<ReaderFaultState> state) : state_(std::move(state)) {}

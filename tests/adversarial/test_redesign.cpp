@@ -428,6 +428,13 @@ TEST(RedesignMoves, MovedFromOfEveryKindIsEmptyAndSaysSo) {
     expect_moved_from_is_empty(a, 8);
     EXPECT_EQ(a.num_chunks(), 0U);
     EXPECT_EQ(a.data_bytes(), 0U);
+    // Every figure of the stream says "nothing": no order chosen, no window, no rings.
+    EXPECT_EQ(a.order(), resident::StreamOrder::automatic);
+    EXPECT_EQ(a.window_chunks(), 0U);
+    EXPECT_EQ(a.window_rows(), 0U);
+    EXPECT_EQ(a.ring_bytes(), 0U);
+    EXPECT_EQ(a.planned_ring_bytes(), 0U);
+    EXPECT_EQ(a.host_bytes(), 0U);
     EXPECT_EQ(b.bytes() + b.ring_bytes(), space.used_bytes());
     EXPECT_EQ(labels_of(b.batch(2)), expected_labels(2, 8, 40));
     a = std::move(b);

@@ -15,6 +15,7 @@
 
 #include "resident/detail/chunk_copy.hpp"
 #include "resident/detail/chunk_pipeline.hpp"
+#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/row_source.hpp"
@@ -22,6 +23,19 @@
 #include "resident/detail/stream_layout.hpp"
 
 namespace resident::detail {
+
+/// @brief Where the stored rows of `layout` lie in the caller's data (see `SourceMap`).
+template <std::size_t Fields>
+SourceMap source_map(const DatasetLayout<Fields>& layout) noexcept {
+  const ShardGeometry& geometry = layout.geometry;
+  SourceMap map;
+  map.order_rows = geometry.order_rows;
+  map.source_first = geometry.source_first;
+  map.cycle = geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
+  map.base = geometry.pad_from_source_start ? 0 : geometry.source_first;
+  if (map.cycle == 0) map.cycle = 1;  // no rows to pad from: no padding position is served
+  return map;
+}
 
 /// @brief What the producer thread reads to load a chunk: fixed at construction and kept on
 /// the heap, so that the dataset owning it can move while a pass runs.
@@ -109,14 +123,11 @@ struct ChunkLoader {
   /// for a rank with none) from their start, as `make_upload_plan` stores it.
   [[nodiscard]] std::pair<std::size_t, std::size_t> source_run(std::size_t at,
                                                                std::size_t rows) const noexcept {
-    const ShardGeometry& geometry = layout.geometry;
-    if (at < geometry.order_rows)
-      return {geometry.source_first + at, std::min(rows, geometry.order_rows - at)};
-    const std::size_t cycle =
-        geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
-    const std::size_t base = geometry.pad_from_source_start ? 0 : geometry.source_first;
-    const std::size_t offset = (at - geometry.order_rows) % cycle;
-    return {base + offset, std::min(rows, cycle - offset)};
+    const SourceMap map = source_map(layout);
+    const auto first = static_cast<std::size_t>(map.row(at));
+    if (at < map.order_rows) return {first, std::min(rows, layout.geometry.order_rows - at)};
+    const auto offset = static_cast<std::size_t>((at - map.order_rows) % map.cycle);
+    return {first, std::min(rows, static_cast<std::size_t>(map.cycle) - offset)};
   }
 };
 

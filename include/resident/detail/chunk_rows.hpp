@@ -81,7 +81,22 @@ struct StoredRows {
   }
 };
 
-/// @brief A gather source: a field's rows in the chunk slots, placed by `rows`.
+/// @brief Which row of the caller's data a stored row is (as a preloaded dataset stores them):
+/// the rank's rows from `source_first`, then the padding, which repeats `cycle` rows from `base`.
+struct SourceMap {
+  std::uint64_t order_rows = 0;
+  std::uint64_t source_first = 0;
+  std::uint64_t cycle = 1;
+  std::uint64_t base = 0;
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t stored) const noexcept {
+    return stored < order_rows ? source_first + stored : base + (stored - order_rows) % cycle;
+  }
+};
+
+/// @brief A gather source: a field's rows in the chunk slots, placed by `rows`; or, where
+/// `direct` is set (a stream in whole-epoch order whose rows are in host memory, gathered by
+/// host threads), the rows where they lie in host memory, row `row` being the stored row that
+/// `source` maps to the caller's.
 template <class T>
 struct ChunkSlotRows {
   using element_type = T;
@@ -89,8 +104,13 @@ struct ChunkSlotRows {
   std::size_t slot_bytes;
   std::size_t row_bytes;
   ChunkRows rows;
+  const std::byte* direct = nullptr;  ///< The field's rows in host memory, or null.
+  SourceMap source{};
+
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t position,
-                                                 std::uint64_t /*row*/) const noexcept {
+                                                 std::uint64_t row) const noexcept {
+    if (direct != nullptr)
+      return reinterpret_cast<const T*>(direct + source.row(row) * row_bytes);  // NOLINT: typed
     const ChunkPlace place = rows.place(position);
     return reinterpret_cast<const T*>(  // NOLINT: typed view of the slot's bytes
         field_base + place.slot * slot_bytes + place.slot_row * row_bytes);
@@ -98,7 +118,7 @@ struct ChunkSlotRows {
   /// The same rows read as `Word`s (the copy kernels' unit).
   template <class Word>
   [[nodiscard]] ChunkSlotRows<Word> as() const noexcept {
-    return {field_base, slot_bytes, row_bytes, rows};
+    return {field_base, slot_bytes, row_bytes, rows, direct, source};
   }
 };
 

@@ -78,6 +78,7 @@ class ChunkStreamer {
         layout_(layout),
         stream_(stream),
         whole_epoch_(whole_epoch),
+        direct_(whole_epoch && !space_traits<Space>::gathers_with_kernels),
         slots_(space, stream.total_bytes) {
     const bool pinned = Transport::sources_pinned(space, sources);
     transport_ = std::make_unique<Transport>(space, reader, stream.ring_chunks, stream.slot_bytes,
@@ -105,6 +106,23 @@ class ChunkStreamer {
   }
   /// @brief Whether every pass is in whole-epoch order.
   [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }
+  /// @brief Whether `Shuffle::samples` batches are views of the chunk slots: in whole-epoch
+  /// order, on a space whose gathers run on the device (on one whose gathers host threads run,
+  /// a gather reads the rows in host memory directly, into the gather ring, as a preloaded
+  /// dataset's does: cheaper than writing every row of the epoch into the slots first).
+  [[nodiscard]] bool views_samples() const noexcept { return whole_epoch_ && !direct_; }
+  /// @brief Where gathers read field `field`'s rows (see `ChunkSlotRows`): the slots, or, in
+  /// whole-epoch order on a space whose gathers host threads run, the rows in host memory.
+  template <class T>
+  [[nodiscard]] ChunkSlotRows<T> rows_of(std::size_t field, const ChunkRows& rows) const noexcept {
+    ChunkSlotRows<T> source{slots_.data() + stream_.offsets[field], stream_.slot_bytes,
+                            layout_.row_bytes[field], rows};
+    if (direct_) {
+      source.direct = loader_->sources[field].memory();
+      source.source = source_map(layout_);
+    }
+    return source;
+  }
 
   /// @brief A new pass order (each gets an id of its own).
   [[nodiscard]] PassOrder make_order(const EpochOptions& options) {
@@ -134,12 +152,14 @@ class ChunkStreamer {
     BatchSlice slice;
   };
 
-  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one. A batch
-  /// of a whole-epoch pass, and one of an unshuffled or batch-shuffled window pass, is read
-  /// straight from its slot. Under `Shuffle::samples` in window order its rows are drawn from
-  /// the window of `window_chunks` positions it is in (every chunk of which is held), by a
-  /// permutation of all the window's full batches' rows keyed by the seed, the epoch and the
-  /// window; a short last batch is read straight, and last, as in every shuffled epoch.
+  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one (in
+  /// whole-epoch order on a space whose gathers host threads run, none: the gather reads the
+  /// rows in host memory, see `rows_of`). A batch of a whole-epoch pass, and one of an unshuffled
+  /// or batch-shuffled window pass, is read straight from its slot. Under `Shuffle::samples` in
+  /// window order its rows are drawn from the window of `window_chunks` positions it is in (every
+  /// chunk of which is held), by a permutation of all the window's full batches' rows keyed by the
+  /// seed, the epoch and the window; a short last batch is read straight, and last, as in every
+  /// shuffled epoch.
   [[nodiscard]] Gathered gather(const PassOrder& order, std::size_t k) {
     const ShardGeometry& geometry = layout_.geometry;
     const auto [position, place] = locate(order, k, stream_, geometry.batches);
@@ -152,6 +172,12 @@ class ChunkStreamer {
     rows.lanes = geometry.lanes;
     rows.lane = order.epoch.lane;
     rows.offset = order.epoch.offset;
+    if (direct_) {
+      // The rows where they lie in host memory: no chunk is loaded or held for them.
+      gathered.slice = order.epoch.slice(geometry, k);
+      rows.straight = order.epoch.rows(geometry, k);
+      return gathered;
+    }
     const bool short_batch =
         geometry.short_last && chunk * stream_.chunk_batches + local + 1 == geometry.batches;
     if (order.whole_epoch || order.options().shuffle != Shuffle::samples || short_batch) {
@@ -269,6 +295,7 @@ class ChunkStreamer {
   DatasetLayout<Fields> layout_;
   StreamLayout<Fields> stream_;
   bool whole_epoch_;
+  bool direct_;  // gathers read the rows where they lie in host memory (see `gather`)
   Allocation<Space> slots_;
   std::unique_ptr<Transport> transport_;
   std::shared_ptr<const Loader> loader_;  // shared with the producer's running load

@@ -32,7 +32,7 @@ struct StreamLayout {
   /// Chunks of one sample-shuffle window, all resident at once beside the prefetch: every chunk
   /// when each has a slot of its own, else the slots the prefetch leaves
   /// (`ring_chunks - prefetch_chunks`); at most `max_window_chunks`.
-  std::size_t window_chunks = 1;
+  std::size_t window_chunks = 0;
   bool reader_copies = true;                  ///< `StreamOptions::reader_copies`.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
