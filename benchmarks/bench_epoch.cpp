@@ -14,9 +14,9 @@
 // conversion in every iteration (`ratio_to_samples`: the plain epoch's mean time over the
 // augmented one's, so the cost of the augmentation alone).
 // Streamed epochs (BM_HostStreamedEpoch: CIFAR rows in a StreamingDataset of a quarter of the
-// data's bytes, in whole-epoch or window order) alternate with the preloaded dataset's epoch
-// of the same options in every iteration (`ratio_to_preloaded`: the preloaded epoch's mean
-// time over the streamed one's).
+// data's bytes, in whole-epoch or window order, the rows in a vector or on large pages) alternate
+// with the preloaded dataset's epoch of the same options in every iteration (`ratio_to_preloaded`:
+// the preloaded epoch's mean time over the streamed one's).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -24,6 +24,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -226,15 +228,26 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
 }
 
 // A streamed epoch of CIFAR rows from host memory against the preloaded one, alternating.
-// Arguments: the mode (none, batches, samples, samples+normalize) and the order (0 whole-epoch,
-// 1 window).
+// Arguments: the mode (none, batches, samples, samples+normalize), the order (0 whole-epoch,
+// 1 window) and where the caller's rows lie (0 a `std::vector`, on the system's small pages;
+// 1 memory of `HostSpace::allocate`, on 2 MiB pages where the system gives them, as the
+// preloaded dataset's own copy is: rows read in random order cost a TLB miss each on small
+// pages).
 void BM_HostStreamedEpoch(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const bool window = state.range(1) != 0;
+  const bool large_pages = state.range(2) != 0;
   const Shape shape = kCifar;
   const auto x = synthetic<std::uint8_t>(shape.rows * shape.row_elements);
   const auto y = synthetic<std::int32_t>(shape.rows);
-  const HostTensor<const std::uint8_t> features(x.data(), {shape.rows, shape.row_elements});
+  const HostSpace pages;
+  const std::unique_ptr<void, std::function<void(void*)>> copy(
+      large_pages ? pages.allocate(x.size()) : nullptr,
+      [&](void* pointer) { pages.deallocate(pointer, x.size()); });
+  if (copy) std::memcpy(copy.get(), x.data(), x.size());
+  const HostTensor<const std::uint8_t> features(
+      copy ? static_cast<const std::uint8_t*>(copy.get()) : x.data(),
+      {shape.rows, shape.row_elements});
   const HostTensor<const std::int32_t> labels(y.data(), {shape.rows});
   DeviceDataset<HostSpace, std::uint8_t, std::int32_t> preloaded(HostSpace{}, epoch_options(),
                                                                  features, labels);
@@ -265,7 +278,8 @@ void BM_HostStreamedEpoch(benchmark::State& state) {
   state.counters["preloaded_epochs_per_s"] = epochs / preloaded_seconds;
   state.counters["ratio_to_preloaded"] = preloaded_seconds / streamed_seconds;
   state.SetLabel(std::string(mode_name(mode)) +
-                 (window ? ", window order" : ", whole-epoch order") + ", " +
+                 (window ? ", window order" : ", whole-epoch order") +
+                 (large_pages ? ", rows on large pages" : ", rows in a vector") + ", " +
                  std::to_string(streamed.num_chunks()) + " chunks");
 }
 
@@ -312,8 +326,8 @@ void register_all() {
   add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
   benchmark::RegisterBenchmark("BM_HostStreamedEpoch/cifar_u8", BM_HostStreamedEpoch)
-      ->ArgsProduct({{kNone, kBatches, kSamples, kSamplesNormalize}, {0, 1}})
-      ->ArgNames({"mode", "window"})
+      ->ArgsProduct({{kNone, kBatches, kSamples, kSamplesNormalize}, {0, 1}, {0, 1}})
+      ->ArgNames({"mode", "window", "large_pages"})
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
 #if defined(__CUDACC__)
