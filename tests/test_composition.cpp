@@ -210,15 +210,7 @@ void expect_right_rows(const Record& epoch, std::size_t served) {
 }
 
 template <class Space>
-class Composition : public resident::testing::OverSpaces<Space> {
- protected:
-  void SetUp() override {
-    resident::testing::OverSpaces<Space>::SetUp();
-    if (!resident::testing::gathers_here<Space>)
-      GTEST_SKIP() << "skipped: needs nvcc: the device gather needs a translation unit "
-                      "compiled by nvcc";
-  }
-};
+using Composition = resident::testing::OverGatheringSpaces<Space>;
 TYPED_TEST_SUITE(Composition, resident::testing::SpaceTypes, resident::testing::SpaceName);
 
 // The matrix: source x budget x shuffle x transform x remainder x rank of 1 and 2 ranks. Each

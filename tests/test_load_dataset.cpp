@@ -229,16 +229,21 @@ struct TempNpz {
   std::string path;
 };
 
-DatasetOptions streamed_in_chunks(StreamOrder order) {
+// Chunks of 2 batches in 3 slots, 1 loading ahead, in `order`.
+DatasetOptions in_chunks(StreamOrder order, std::size_t batch, resident::Remainder remainder) {
   DatasetOptions options;
-  options.batch_size = 16;
-  options.remainder = resident::Remainder::partial;
+  options.batch_size = batch;
+  options.remainder = remainder;
   options.reserve_bytes = 0;
   options.streaming.chunk_batches = 2;
   options.streaming.ring_chunks = 3;
   options.streaming.prefetch_chunks = 1;
   options.streaming.order = order;
   return options;
+}
+
+DatasetOptions streamed_in_chunks(StreamOrder order) {
+  return in_chunks(order, 16, resident::Remainder::partial);
 }
 
 /// Expects the batches of `streamed` and `preloaded` to be equal, byte for byte, under `shuffle`.
@@ -340,15 +345,7 @@ void expect_all_ids(Dataset& ds) {
 }
 
 DatasetOptions ids_in_chunks(StreamOrder order) {
-  DatasetOptions options;
-  options.batch_size = 100;
-  options.remainder = resident::Remainder::drop;
-  options.reserve_bytes = 0;
-  options.streaming.chunk_batches = 2;
-  options.streaming.ring_chunks = 3;
-  options.streaming.prefetch_chunks = 1;
-  options.streaming.order = order;
-  return options;
+  return in_chunks(order, 100, resident::Remainder::drop);
 }
 
 // In whole-epoch order a file's rows are read once, when the dataset is made: what happens to

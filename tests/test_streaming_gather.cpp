@@ -54,15 +54,7 @@ DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_
 /// The typed cases: skipped where this translation unit cannot gather into the space (the
 /// device gathers need nvcc: tests/cuda/test_stream_gather_kernel.cu compiles these cases so).
 template <class Space>
-class TypedStreamingGather : public resident::testing::OverSpaces<Space> {
- protected:
-  void SetUp() override {
-    resident::testing::OverSpaces<Space>::SetUp();
-    if (!resident::testing::gathers_here<Space>)
-      GTEST_SKIP() << "skipped: needs nvcc: the device gather needs a translation unit "
-                      "compiled by nvcc";
-  }
-};
+using TypedStreamingGather = resident::testing::OverGatheringSpaces<Space>;
 TYPED_TEST_SUITE(TypedStreamingGather, resident::testing::SpaceTypes, resident::testing::SpaceName);
 
 // The valid row ids of every batch of an epoch of a one-field id dataset.

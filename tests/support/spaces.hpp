@@ -92,6 +92,19 @@ class OverSpaces : public ::testing::Test {
   Space space_{};
 };
 
+/// Fixture of the typed tests that gather: also skips where this translation unit cannot
+/// gather into the space (the device gathers need nvcc; tests/cuda/ compiles such cases so).
+template <class Space>
+class OverGatheringSpaces : public OverSpaces<Space> {
+ protected:
+  void SetUp() override {
+    OverSpaces<Space>::SetUp();
+    if (!gathers_here<Space>)
+      GTEST_SKIP() << "skipped: needs nvcc: the device gather needs a translation unit "
+                      "compiled by nvcc";
+  }
+};
+
 /// Whether `Space` can be given a byte budget (`with_budget`, `used_bytes`).
 template <class Space, class = void>
 struct has_budget : std::false_type {};
