@@ -14,9 +14,11 @@
 // conversion in every iteration (`ratio_to_samples`: the plain epoch's mean time over the
 // augmented one's, so the cost of the augmentation alone).
 // Streamed epochs (BM_HostStreamedEpoch: CIFAR rows in a StreamingDataset of a quarter of the
-// data's bytes, in whole-epoch or window order, the rows in a vector or on large pages) alternate
-// with the preloaded dataset's epoch of the same options in every iteration (`ratio_to_preloaded`:
-// the preloaded epoch's mean time over the streamed one's).
+// data's bytes, in whole-epoch or window order, the rows in a vector, with or without
+// `StreamOptions::large_pages`, or on large pages already) alternate with the preloaded dataset's
+// epoch of the same options in every iteration (`ratio_to_preloaded`: the preloaded epoch's mean
+// time over the streamed one's); `made_s` and `preloaded_made_s` are the seconds each dataset
+// took to make (once per run: one figure, not a mean).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -227,16 +229,23 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
   }
 }
 
+// Where the caller's rows lie in BM_HostStreamedEpoch, and whether the stream advises large
+// pages for them (`StreamOptions::large_pages`).
+enum Rows : int {
+  kVectorAsIs,  // a `std::vector`, on the system's small pages, left so
+  kVector,      // a `std::vector`, with the default options (large pages advised)
+  kLargePages,  // memory of `HostSpace::allocate`: 2 MiB pages where the system gives them
+};
+
 // A streamed epoch of CIFAR rows from host memory against the preloaded one, alternating.
 // Arguments: the mode (none, batches, samples, samples+normalize), the order (0 whole-epoch,
-// 1 window) and where the caller's rows lie (0 a `std::vector`, on the system's small pages;
-// 1 memory of `HostSpace::allocate`, on 2 MiB pages where the system gives them, as the
-// preloaded dataset's own copy is: rows read in random order cost a TLB miss each on small
-// pages).
+// 1 window) and `Rows` (rows read in random order cost a TLB miss each on small pages; the
+// preloaded dataset's own copy is on large pages).
 void BM_HostStreamedEpoch(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const bool window = state.range(1) != 0;
-  const bool large_pages = state.range(2) != 0;
+  const auto rows = static_cast<Rows>(state.range(2));
+  const bool large_pages = rows == kLargePages;
   const Shape shape = kCifar;
   const auto x = synthetic<std::uint8_t>(shape.rows * shape.row_elements);
   const auto y = synthetic<std::int32_t>(shape.rows);
@@ -249,13 +258,19 @@ void BM_HostStreamedEpoch(benchmark::State& state) {
       copy ? static_cast<const std::uint8_t*>(copy.get()) : x.data(),
       {shape.rows, shape.row_elements});
   const HostTensor<const std::int32_t> labels(y.data(), {shape.rows});
+  auto made_at = Clock::now();
   DeviceDataset<HostSpace, std::uint8_t, std::int32_t> preloaded(HostSpace{}, epoch_options(),
                                                                  features, labels);
+  state.counters["preloaded_made_s"] =
+      std::chrono::duration<double>(Clock::now() - made_at).count();
   DatasetOptions options = epoch_options();
   options.streaming.order =
       window ? resident::StreamOrder::window : resident::StreamOrder::whole_epoch;
+  options.streaming.large_pages = rows != kVectorAsIs;
+  made_at = Clock::now();
   resident::StreamingDataset<HostSpace, std::uint8_t, std::int32_t> streamed(
       HostSpace::with_budget(x.size() / 4), options, features, labels);
+  state.counters["made_s"] = std::chrono::duration<double>(Clock::now() - made_at).count();
   const auto seconds_of = [](auto& ds, const EpochOptions& epoch, int epoch_mode) {
     const auto start = Clock::now();
     benchmark::DoNotOptimize(any_epoch(ds, epoch, epoch_mode));
@@ -279,8 +294,10 @@ void BM_HostStreamedEpoch(benchmark::State& state) {
   state.counters["ratio_to_preloaded"] = preloaded_seconds / streamed_seconds;
   state.SetLabel(std::string(mode_name(mode)) +
                  (window ? ", window order" : ", whole-epoch order") +
-                 (large_pages ? ", rows on large pages" : ", rows in a vector") + ", " +
-                 std::to_string(streamed.num_chunks()) + " chunks");
+                 (rows == kLargePages ? ", rows on large pages"
+                  : rows == kVector   ? ", rows in a vector"
+                                      : ", rows in a vector left on small pages") +
+                 ", " + std::to_string(streamed.num_chunks()) + " chunks");
 }
 
 #if defined(__CUDACC__)
@@ -326,8 +343,10 @@ void register_all() {
   add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
   benchmark::RegisterBenchmark("BM_HostStreamedEpoch/cifar_u8", BM_HostStreamedEpoch)
-      ->ArgsProduct({{kNone, kBatches, kSamples, kSamplesNormalize}, {0, 1}, {0, 1}})
-      ->ArgNames({"mode", "window", "large_pages"})
+      ->ArgsProduct({{kNone, kBatches, kSamples, kSamplesNormalize},
+                     {0, 1},
+                     {kVectorAsIs, kVector, kLargePages}})
+      ->ArgNames({"mode", "window", "rows"})
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
 #if defined(__CUDACC__)

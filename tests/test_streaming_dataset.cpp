@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -406,6 +407,69 @@ TEST(StreamingDataset, AnEmptyTensorWithANullPointerStreamsInWholeEpochOrder) {
     EXPECT_EQ(ds.epoch({1, 0, Shuffle::samples}).size(), 0u);
   }
 }
+
+#if defined(__linux__)
+/// The `VmFlags` line of /proc/self/smaps for the mapping that holds `address` ("" if none).
+std::string mapping_flags(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t first = 0, last = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &first, &last) == 2 && line.find(' ') != 0 &&
+        line.find('-') < line.find(' '))
+      inside = first <= at && at < last;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+
+// Every whole-epoch epoch reads the rows in its own random order, which on small pages costs a
+// TLB miss per row: the stream asks for large pages under the caller's rows (the contents stay
+// as they were), unless told not to, and never in window order, whose reads are sequential.
+TEST(StreamingDataset, WholeEpochOrderAsksForLargePagesUnderTheRowsUnlessToldNot) {
+  if (::access("/sys/kernel/mm/transparent_hugepage", F_OK) != 0)
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  struct Case {
+    resident::StreamOrder order;
+    bool large_pages;
+    bool advised;
+  };
+  for (const Case& c : {Case{resident::StreamOrder::whole_epoch, true, true},
+                        Case{resident::StreamOrder::whole_epoch, false, false},
+                        Case{resident::StreamOrder::window, true, false}}) {
+    SCOPED_TRACE(std::string(c.order == resident::StreamOrder::window ? "window" : "whole epoch") +
+                 (c.large_pages ? ", large_pages" : ", large_pages = false"));
+    constexpr std::size_t bytes = std::size_t{4} << 20;  // a whole 2 MiB page lies within
+    void* mapped =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mapped, MAP_FAILED);
+    auto* rows = static_cast<float*>(mapped);
+    constexpr std::size_t width = 1024;  // 4 KiB rows: few rows, a quick epoch
+    const std::size_t n = bytes / sizeof(float) / width;
+    std::iota(rows, rows + n * width, 0.0f);
+    const std::byte* middle = static_cast<const std::byte*>(mapped) + bytes / 2;
+    ASSERT_EQ(mapping_flags(middle).find(" hg"), std::string::npos);
+    {
+      DatasetOptions options = stream_options(16, Remainder::partial, 0);
+      options.streaming.order = c.order;
+      options.streaming.large_pages = c.large_pages;
+      const HostTensor<const float> tensor(rows, {n, width});
+      StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(bytes / 4), options, tensor);
+      EXPECT_EQ(mapping_flags(middle).find(" hg") != std::string::npos, c.advised)
+          << mapping_flags(middle);
+      // The rows are what they were, and the epochs serve them.
+      EXPECT_EQ(rows[n * width - 1], static_cast<float>(n * width - 1));
+      std::size_t served = 0;
+      for (const auto& batch : ds.epoch({5, 0, Shuffle::samples}))
+        served += std::get<0>(batch).rows();
+      EXPECT_EQ(served, n);
+    }
+    ::munmap(mapped, bytes);
+  }
+}
+#endif
 
 /// Host memory whose gathers a device would run (as `CudaSpace`'s): its whole-epoch
 /// `Shuffle::samples` batches are views of chunk slots that the producer gathered the epoch's

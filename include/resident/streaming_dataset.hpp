@@ -277,6 +277,8 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
     core_ = std::move(core);
+    // Last, once nothing can refuse the dataset: a refusal costs no advice.
+    if (options.streaming.large_pages) streamer_->advise_large_pages();
   }
 
   [[nodiscard]] const detail::StreamLayout<num_fields>& stream_layout() const noexcept {

@@ -20,6 +20,7 @@
 #include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/expects.hpp"
+#include "resident/detail/host_memory.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/resources.hpp"
@@ -103,6 +104,14 @@ class ChunkStreamer {
     return std::accumulate(
         loader_->sources.begin(), loader_->sources.end(), std::size_t{0},
         [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
+  }
+  /// @brief In whole-epoch order, asks the kernel to back the rows in host memory by large
+  /// pages (`advise_large_pages`): every epoch reads them in its own random order, which on
+  /// small pages costs a TLB miss per row. Nothing in window order, whose reads are sequential.
+  void advise_large_pages() const noexcept {
+    if (!whole_epoch_) return;
+    for (const RowSource& source : loader_->sources)
+      detail::advise_large_pages(source.memory(), source.rows() * source.row_bytes());
   }
   /// @brief Whether every pass is in whole-epoch order.
   [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }
