@@ -17,6 +17,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <stdexcept>
@@ -409,64 +410,156 @@ TEST(StreamingDataset, AnEmptyTensorWithANullPointerStreamsInWholeEpochOrder) {
 }
 
 #if defined(__linux__)
-/// The `VmFlags` line of /proc/self/smaps for the mapping that holds `address` ("" if none).
-std::string mapping_flags(const void* address) {
+/// The /proc/self/smaps entry of the mapping that holds `address` (the tests ask for the
+/// middle of the rows: where a mapping is split, that is the part advised).
+struct Mapping {
+  std::uintptr_t first = 0, last = 0;
+  std::size_t rss_kib = 0, large_page_kib = 0;
+  std::string flags;
+};
+Mapping mapping_of(const void* address) {
   std::ifstream smaps("/proc/self/smaps");
   const auto at = reinterpret_cast<std::uintptr_t>(address);
-  bool inside = false;
+  Mapping found, current;
   for (std::string line; std::getline(smaps, line);) {
     std::uintptr_t first = 0, last = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &first, &last) == 2 && line.find(' ') != 0 &&
-        line.find('-') < line.find(' '))
-      inside = first <= at && at < last;
-    else if (inside && line.rfind("VmFlags:", 0) == 0)
-      return line;
+    std::size_t kib = 0;
+    char name[64] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &first, &last) == 2 &&
+        line.find('-') < line.find(' ')) {
+      current = Mapping{first, last, 0, 0, ""};
+    } else if (std::sscanf(line.c_str(), "%63[^:]: %zu kB", name, &kib) == 2) {
+      if (std::string(name) == "Rss") current.rss_kib = kib;
+      if (std::string(name) == "AnonHugePages") current.large_page_kib = kib;
+    } else if (line.rfind("VmFlags:", 0) == 0) {
+      current.flags = line;
+      if (current.first <= at && at < current.last) found = current;
+    }
   }
-  return "";
+  return found;
+}
+
+/// Anonymous memory of `bytes` for the rows, mapped apart (a mapping of its own in smaps).
+struct MappedRows {
+  explicit MappedRows(std::size_t size) : bytes(size) {
+    memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
+  ~MappedRows() {
+    if (memory != MAP_FAILED) ::munmap(memory, bytes);
+  }
+  MappedRows(const MappedRows&) = delete;
+  MappedRows& operator=(const MappedRows&) = delete;
+  [[nodiscard]] float* floats() const { return static_cast<float*>(memory); }
+  [[nodiscard]] const std::byte* at(std::size_t offset) const {
+    return static_cast<const std::byte*>(memory) + offset;
+  }
+  std::size_t bytes;
+  void* memory;
+};
+
+/// Why large pages cannot be had here, or nothing: the kernel collapses a mapping of ours.
+std::optional<std::string> no_large_pages() {
+  const MappedRows probe(std::size_t{4} << 20);
+  if (probe.memory == MAP_FAILED) return "mmap failed";
+  std::memset(probe.memory, 1, probe.bytes);
+  const auto start = reinterpret_cast<std::uintptr_t>(probe.memory);
+  const std::uintptr_t aligned =
+      (start + (std::size_t{2} << 20) - 1) & ~((std::size_t{2} << 20) - 1);
+  if (::madvise(reinterpret_cast<void*>(aligned), std::size_t{2} << 20, 25) != 0)
+    return std::string("MADV_COLLAPSE refused here: ") + std::strerror(errno);
+  return std::nullopt;
 }
 
 // Every whole-epoch epoch reads the rows in its own random order, which on small pages costs a
 // TLB miss per row: the stream asks for large pages under the caller's rows (the contents stay
 // as they were), unless told not to, and never in window order, whose reads are sequential.
-TEST(StreamingDataset, WholeEpochOrderAsksForLargePagesUnderTheRowsUnlessToldNot) {
-  if (::access("/sys/kernel/mm/transparent_hugepage", F_OK) != 0)
-    GTEST_SKIP() << "this kernel has no transparent huge pages";
+TEST(StreamingDataset, WholeEpochOrderCollapsesTheRowsIntoLargePagesUnlessToldNot) {
+  if (const auto why = no_large_pages()) GTEST_SKIP() << *why;
   struct Case {
     resident::StreamOrder order;
     bool large_pages;
-    bool advised;
+    bool collapsed;
   };
   for (const Case& c : {Case{resident::StreamOrder::whole_epoch, true, true},
                         Case{resident::StreamOrder::whole_epoch, false, false},
                         Case{resident::StreamOrder::window, true, false}}) {
     SCOPED_TRACE(std::string(c.order == resident::StreamOrder::window ? "window" : "whole epoch") +
                  (c.large_pages ? ", large_pages" : ", large_pages = false"));
-    constexpr std::size_t bytes = std::size_t{4} << 20;  // a whole 2 MiB page lies within
-    void* mapped =
-        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(mapped, MAP_FAILED);
-    auto* rows = static_cast<float*>(mapped);
+    const MappedRows mapped(std::size_t{4} << 20);  // a whole 2 MiB page lies within
+    ASSERT_NE(mapped.memory, MAP_FAILED);
     constexpr std::size_t width = 1024;  // 4 KiB rows: few rows, a quick epoch
-    const std::size_t n = bytes / sizeof(float) / width;
-    std::iota(rows, rows + n * width, 0.0f);
-    const std::byte* middle = static_cast<const std::byte*>(mapped) + bytes / 2;
-    ASSERT_EQ(mapping_flags(middle).find(" hg"), std::string::npos);
-    {
-      DatasetOptions options = stream_options(16, Remainder::partial, 0);
-      options.streaming.order = c.order;
-      options.streaming.large_pages = c.large_pages;
-      const HostTensor<const float> tensor(rows, {n, width});
-      StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(bytes / 4), options, tensor);
-      EXPECT_EQ(mapping_flags(middle).find(" hg") != std::string::npos, c.advised)
-          << mapping_flags(middle);
-      // The rows are what they were, and the epochs serve them.
-      EXPECT_EQ(rows[n * width - 1], static_cast<float>(n * width - 1));
-      std::size_t served = 0;
-      for (const auto& batch : ds.epoch({5, 0, Shuffle::samples}))
-        served += std::get<0>(batch).rows();
-      EXPECT_EQ(served, n);
-    }
-    ::munmap(mapped, bytes);
+    const std::size_t n = mapped.bytes / sizeof(float) / width;
+    std::iota(mapped.floats(), mapped.floats() + n * width, 0.0f);
+    const Mapping before = mapping_of(mapped.at(mapped.bytes / 2));
+    ASSERT_EQ(before.large_page_kib, 0u);
+    DatasetOptions options = stream_options(16, Remainder::partial, 0);
+    options.streaming.order = c.order;
+    options.streaming.large_pages = c.large_pages;
+    const HostTensor<const float> tensor(mapped.floats(), {n, width});
+    StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(mapped.bytes / 4), options,
+                                          tensor);
+    const Mapping after = mapping_of(mapped.at(mapped.bytes / 2));
+    EXPECT_EQ(after.large_page_kib != 0, c.collapsed) << after.large_page_kib << " KiB";
+    // No flag is set on the caller's mapping (so it is not split either).
+    EXPECT_EQ(after.flags, before.flags);
+    // The rows are what they were, and the epochs serve them.
+    EXPECT_EQ(mapped.floats()[n * width - 1], static_cast<float>(n * width - 1));
+    std::size_t served = 0;
+    for (const auto& batch : ds.epoch({5, 0, Shuffle::samples}))
+      served += std::get<0>(batch).rows();
+    EXPECT_EQ(served, n);
+  }
+}
+
+// The advice never overrides the caller's: rows the caller keeps off large pages
+// (MADV_NOHUGEPAGE) stay so; rows never written (a sparse mapping) are not filled in, so the
+// memory they take does not grow; and a rank asks only for the rows it reads.
+TEST(StreamingDataset, LargePagesAreAskedOnlyWhereTheyCostTheCallerNothing) {
+  if (const auto why = no_large_pages()) GTEST_SKIP() << *why;
+  constexpr std::size_t width = 1024;
+  {
+    const MappedRows mapped(std::size_t{8} << 20);
+    ASSERT_NE(mapped.memory, MAP_FAILED);
+    ASSERT_EQ(::madvise(mapped.memory, mapped.bytes, MADV_NOHUGEPAGE), 0);
+    std::iota(mapped.floats(), mapped.floats() + mapped.bytes / sizeof(float), 0.0f);
+    const Mapping before = mapping_of(mapped.at(mapped.bytes / 2));
+    const HostTensor<const float> tensor(mapped.floats(), {mapped.bytes / 4 / width, width});
+    DatasetOptions options = stream_options(16, Remainder::partial, 0);
+    options.streaming.order = resident::StreamOrder::whole_epoch;
+    const StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(mapped.bytes / 4), options,
+                                                tensor);
+    const Mapping after = mapping_of(mapped.at(mapped.bytes / 2));
+    EXPECT_EQ(after.large_page_kib, 0u) << "MADV_NOHUGEPAGE overridden";
+    EXPECT_EQ(after.flags, before.flags);
+  }
+  {
+    const MappedRows mapped(std::size_t{16} << 20);
+    ASSERT_NE(mapped.memory, MAP_FAILED);
+    for (std::size_t at = 0; at < mapped.bytes; at += std::size_t{2} << 20)
+      mapped.floats()[at / sizeof(float)] = 1.0f;  // one small page written per large page
+    const Mapping before = mapping_of(mapped.at(mapped.bytes / 2));
+    const HostTensor<const float> tensor(mapped.floats(), {mapped.bytes / 4 / width, width});
+    DatasetOptions options = stream_options(16, Remainder::partial, 0);
+    options.streaming.order = resident::StreamOrder::whole_epoch;
+    const StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(mapped.bytes / 4), options,
+                                                tensor);
+    EXPECT_EQ(mapping_of(mapped.at(mapped.bytes / 2)).rss_kib, before.rss_kib)
+        << "sparse rows filled in";
+  }
+  {
+    const MappedRows mapped(std::size_t{16} << 20);
+    ASSERT_NE(mapped.memory, MAP_FAILED);
+    std::iota(mapped.floats(), mapped.floats() + mapped.bytes / sizeof(float), 0.0f);
+    const HostTensor<const float> tensor(mapped.floats(), {mapped.bytes / 4 / width, width});
+    DatasetOptions options = stream_options(16, Remainder::partial, 0);
+    options.streaming.order = resident::StreamOrder::whole_epoch;
+    options.shard = {1, 2, 1};            // the second half of the rows
+    options.streaming.chunk_batches = 4;  // a sharded job names its chunks
+    const StreamingDataset<HostSpace, float> ds(HostSpace::with_budget(mapped.bytes / 4), options,
+                                                tensor);
+    const Mapping after = mapping_of(mapped.at(mapped.bytes / 2));
+    EXPECT_GT(after.large_page_kib, 0u);
+    EXPECT_LE(after.large_page_kib, mapped.bytes / 2 / 1024) << "rows of the other rank collapsed";
   }
 }
 #endif

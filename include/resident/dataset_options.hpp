@@ -105,14 +105,16 @@ struct StreamOptions {
   /// @brief Whole-epoch order (the batches of a `DeviceDataset`) or windows of chunks; see
   /// `StreamOrder`.
   StreamOrder order = StreamOrder::automatic;
-  /// @brief Whole-epoch order only: when the dataset is made, ask the kernel to back the rows
-  /// in host memory by 2 MiB pages (Linux: `madvise` with `MADV_HUGEPAGE`, then
-  /// `MADV_COLLAPSE`), as a preloaded dataset's own copy is. The caller's rows included: their
-  /// contents do not change, only the pages under them. Every epoch reads the rows in its own
-  /// random order, and on 4 KiB pages each row costs a TLB miss. Measured with bench_epoch on
-  /// 2 cores (CIFAR rows, 150 MB in a `std::vector`): `Shuffle::samples` epochs at 0.81 to 0.87
-  /// times the preloaded one's speed with it, 0.71 to 0.73 without; the advice took 0.04 to
-  /// 0.05 s. `false` leaves the pages as they are.
+  /// @brief Whole-epoch order only: when the dataset is made, ask the kernel to move the rows
+  /// this rank reads in host memory, the caller's included, onto 2 MiB pages (Linux 6.1 and
+  /// later: `madvise(MADV_COLLAPSE)`), as a preloaded dataset's own copy is. Every epoch reads
+  /// the rows in its own random order, and on 4 KiB pages each row costs a TLB miss. Only the
+  /// pages change: not the contents, not the mapping's flags (a caller's `MADV_NOHUGEPAGE` or
+  /// `PR_SET_THP_DISABLE` still holds, and the kernel then declines), and not the memory the
+  /// rows take (2 MiB stretches with pages never written are left alone). Measured with
+  /// bench_epoch on 2 cores (CIFAR rows, 150 MB in a `std::vector`): `Shuffle::samples` epochs
+  /// at 0.81 to 0.87 times the preloaded one's speed with it, 0.71 to 0.73 without; the advice
+  /// took 0.04 to 0.05 s. `false` leaves the pages as they are.
   bool large_pages = true;
 };
 

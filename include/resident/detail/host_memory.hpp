@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -99,20 +100,42 @@ inline void* allocate_host(std::size_t bytes) noexcept {
 inline constexpr std::size_t large_page_bytes = std::size_t{2} << 20;
 
 /// @brief Asks the kernel to back the whole large pages within `bytes` at `address` by large
-/// pages, now: `MADV_HUGEPAGE`, then `MADV_COLLAPSE` (Linux 6.1 and later), which copies the
-/// small pages into large ones in place. Rows read in random order then cost no TLB miss each.
-/// Advice only: the contents never change, and memory the kernel will not collapse (file
-/// mappings, page-locked or shared pages, older kernels, no large page free) stays as it is.
+/// pages, now (`MADV_COLLAPSE`, Linux 6.1 and later: the small pages are copied into large ones
+/// in place). Rows read in random order then cost no TLB miss each. Advice only: the contents
+/// never change, and neither does the mapping (no flag is set on it, so a caller's
+/// `MADV_NOHUGEPAGE` or `PR_SET_THP_DISABLE` still holds: the kernel then declines). Only large
+/// pages whose small pages are all in memory are asked for: collapsing fills in the others, and
+/// rows never written (a sparse mapping) would take memory they do not take now. Memory the
+/// kernel will not collapse (file mappings, page-locked pages, older kernels, no large page
+/// free) stays as it is.
 inline void advise_large_pages(const void* address, std::size_t bytes) noexcept {
 #if defined(__linux__)
   constexpr int collapse = 25;  // MADV_COLLAPSE, which older C libraries do not define
+  constexpr std::size_t most_small_pages = 512;
+  const auto small_page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t small_pages = large_page_bytes / small_page;
   const auto start = reinterpret_cast<std::uintptr_t>(address);
   const std::uintptr_t first = (start + large_page_bytes - 1) & ~(large_page_bytes - 1);
   const std::uintptr_t last = (start + bytes) & ~(large_page_bytes - 1);
-  if (address == nullptr || last <= first) return;
-  void* range = reinterpret_cast<void*>(first);  // NOLINT(performance-no-int-to-ptr)
-  (void)::madvise(range, last - first, MADV_HUGEPAGE);
-  (void)::madvise(range, last - first, collapse);
+  if (address == nullptr || last <= first || small_pages > most_small_pages) return;
+  unsigned char resident[most_small_pages];  // NOLINT(modernize-avoid-c-arrays): mincore's
+  const auto advise = [&](std::uintptr_t from, std::uintptr_t to) {
+    if (from != to)
+      (void)::madvise(reinterpret_cast<void*>(from),
+                      to - from,  // NOLINT(performance-no-int-to-ptr)
+                      collapse);
+  };
+  std::uintptr_t run = first;  // the first large page of the run asked for next
+  for (std::uintptr_t at = first; at < last; at += large_page_bytes) {
+    const bool whole = ::mincore(reinterpret_cast<void*>(at),  // NOLINT(performance-no-int-to-ptr)
+                                 large_page_bytes, resident) == 0 &&
+                       std::all_of(resident, resident + small_pages,
+                                   [](unsigned char page) { return (page & 1) != 0; });
+    if (whole) continue;
+    advise(run, at);
+    run = at + large_page_bytes;
+  }
+  advise(run, last);
 #else
   (void)address;
   (void)bytes;
