@@ -84,7 +84,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     if (!verdict.fits) throw verdict.refusal();
 
     detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
-    detail::Allocation<Space> storage(core.space(), layout.total_bytes);
+    detail::Allocation<Space> storage(core.space(), layout.total_bytes, core.stream(),
+                                      core.stream_keep_alive());
     space_traits<Space>::upload_engine::upload(core.space(), storage.data(),
                                                detail::make_upload_plan(layout, sources.sources),
                                                options, core.stream());

@@ -273,7 +273,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     streamer_ = std::make_unique<detail::ChunkStreamer<Space, num_fields>>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
         whole_epoch, detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
-    ring_.reserve(core.space(), ring);
+    ring_.reserve(core, ring);
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
     core_ = std::move(core);

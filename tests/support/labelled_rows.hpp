@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "resident/host_tensor.hpp"
+#include "support/spaces.hpp"
 
 namespace resident::testing {
 
@@ -45,6 +46,19 @@ std::int64_t epoch_label_sum(Epoch&& epoch) {
   std::int64_t sum = 0;
   for (const auto& [features, labels] : epoch)
     for (std::size_t r = 0; r < labels.valid_rows(); ++r) sum += labels.data()[r];
+  return sum;
+}
+
+/// The same sum for an epoch of any space: each batch's labels read back through `space` on
+/// `stream` (device memory is not readable from the host).
+template <class Space, class Epoch>
+std::int64_t epoch_label_sum(Epoch&& epoch, const Space& space,
+                             typename Space::stream_type stream) {
+  std::int64_t sum = 0;
+  for (const auto& [features, labels] : epoch) {
+    const auto host = read_back(space, stream, labels);
+    for (std::size_t r = 0; r < labels.valid_rows(); ++r) sum += host[r];
+  }
   return sum;
 }
 

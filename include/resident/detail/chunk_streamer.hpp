@@ -20,7 +20,7 @@
 #include "resident/detail/chunk_pipeline.hpp"
 #include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/expects.hpp"
-#include "resident/detail/host_memory.hpp"
+#include "resident/detail/host_staging.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/pass_order.hpp"
 #include "resident/detail/resources.hpp"
@@ -80,7 +80,7 @@ class ChunkStreamer {
         stream_(stream),
         whole_epoch_(whole_epoch),
         direct_(whole_epoch && !space_traits<Space>::gathers_with_kernels),
-        slots_(space, stream.total_bytes) {
+        slots_(space, stream.total_bytes, reader, reader_owner_) {
     const bool pinned = Transport::sources_pinned(space, sources);
     transport_ = std::make_unique<Transport>(space, reader, stream.ring_chunks, stream.slot_bytes,
                                              pinned, whole_epoch, threads);
@@ -105,13 +105,18 @@ class ChunkStreamer {
         loader_->sources.begin(), loader_->sources.end(), std::size_t{0},
         [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
   }
-  /// @brief In whole-epoch order, asks the kernel to back the rows in host memory by large
-  /// pages (`advise_large_pages`): every epoch reads them in its own random order, which on
-  /// small pages costs a TLB miss per row. Nothing in window order, whose reads are sequential.
+  /// @brief In whole-epoch order, asks the kernel to back the rows this rank reads in host
+  /// memory by large pages (`advise_large_pages`): every epoch reads them in its own random
+  /// order, which on small pages costs a TLB miss per row. Nothing in window order, whose reads
+  /// are sequential.
   void advise_large_pages() const noexcept {
     if (!whole_epoch_) return;
-    for (const RowSource& source : loader_->sources)
-      detail::advise_large_pages(source.memory(), source.rows() * source.row_bytes());
+    for (const RowSource& source : loader_->sources) {
+      if (source.memory() == nullptr) continue;
+      const RowRange read = streamed_source_rows(layout_.geometry, source.rows());
+      detail::advise_large_pages(source.memory() + read.first * source.row_bytes(),
+                                 read.rows * source.row_bytes());
+    }
   }
   /// @brief Whether every pass is in whole-epoch order.
   [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }

@@ -64,7 +64,15 @@ class OwningStream {
   OwningStream& operator=(const OwningStream&) = delete;
   OwningStream(OwningStream&&) = delete;
   OwningStream& operator=(OwningStream&&) = delete;
-  ~OwningStream() { space_.destroy_stream(stream_); }
+  /// Waits for the stream's work first: a destroyed stream finishes what it was given later,
+  /// and the memory that work uses may be released as soon as this returns.
+  ~OwningStream() {
+    try {
+      space_.synchronize(stream_);
+    } catch (const Error&) {  // a failed device: nothing runs on it any more
+    }
+    space_.destroy_stream(stream_);
+  }
 
   /// The stream, as the non-owning handle every operation takes.
   [[nodiscard]] stream_type view() const noexcept { return stream_; }

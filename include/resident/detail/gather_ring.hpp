@@ -30,9 +30,11 @@ class GatherRing {
   /// what to lower, and leaves the ring held so far as it was. Then claims it: returns the new
   /// generation, which retires every earlier claim.
   /// @throws CapacityError when the ring does not fit; what the fences' events throw.
-  std::size_t claim(const Space& space, const DatasetConfig& config, std::size_t bytes,
-                    std::size_t slots, std::size_t held_bytes,
-                    const char* held = "the dataset itself") {
+  template <class Core>
+  std::size_t claim(const Core& core, std::size_t bytes, std::size_t slots,
+                    std::size_t held_bytes, const char* held = "the dataset itself") {
+    const Space& space = core.space();
+    const DatasetConfig& config = core.config();
     if (memory_.bytes() < bytes) {
       const CapacityVerdict verdict = check_capacity(space, config.reserve_bytes, bytes);
       if (!verdict.fits)
@@ -44,7 +46,10 @@ class GatherRing {
                 " batches besides: lower DatasetOptions::ring_depth or batch_size, lower the "
                 "reserve, or use Shuffle::batches, which is zero-copy and needs no ring",
             "the gather ring");
-      Allocation<Space> grown(space, bytes);
+      Allocation<Space> grown(space, bytes, core.stream(), core.stream_keep_alive());
+      // The old ring goes once the reads of it that consumers released are done (its own
+      // release waits for the dataset's stream, which gathered into it).
+      fences_.drain();
       memory_.swap(grown);
     }
     fences_.ensure(space, slots);
@@ -55,8 +60,9 @@ class GatherRing {
   /// dataset that planned its ring when it was made holds, so that nothing else in the space
   /// can take those bytes before its first gathering epoch.
   /// @throws CapacityError when the allocation is refused.
-  void reserve(const Space& space, std::size_t bytes) {
-    Allocation<Space> reserved(space, bytes);
+  template <class Core>
+  void reserve(const Core& core, std::size_t bytes) {
+    Allocation<Space> reserved(core.space(), bytes, core.stream(), core.stream_keep_alive());
     memory_.swap(reserved);
   }
 

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "resident/error.hpp"
 
 namespace resident::detail {
 
@@ -20,18 +23,40 @@ auto make_owners(std::size_t count, Make make) -> std::vector<decltype(make())> 
   return owners;
 }
 
-/// One allocation of a memory space, released on destruction (move-only RAII).
+/// @brief One allocation of a memory space, released on destruction (move-only RAII).
+///
+/// An allocation that work on a stream reads or writes (an upload, gathers, chunk copies) is
+/// ordered on that stream: its release waits for the stream first, and an owned stream is kept
+/// alive until then. A free is not stream-ordered by itself: `cudaFree` happens to wait for the
+/// device, but a space built on a pool or on `cudaMallocAsync` would hand the memory to the next
+/// allocation while the stream still works on it.
 template <class Space>
 class Allocation {
  public:
+  using stream_type = typename Space::stream_type;
+
   Allocation() = default;
   /// @throws CapacityError (from the space) when the memory is not there.
   Allocation(const Space& space, std::size_t bytes)
       : space_(space), pointer_(space.allocate(bytes)), bytes_(bytes) {}
+  /// @brief Ordered on `stream` (see the class note), which `stream_owner` keeps alive (null
+  /// for a stream the caller owns).
+  /// @throws CapacityError (from the space) when the memory is not there.
+  Allocation(const Space& space, std::size_t bytes, stream_type stream,
+             std::shared_ptr<const void> stream_owner)
+      : space_(space),
+        pointer_(space.allocate(bytes)),
+        bytes_(bytes),
+        stream_(stream),
+        stream_owner_(std::move(stream_owner)),
+        ordered_(true) {}
   Allocation(Allocation&& other) noexcept
       : space_(std::move(other.space_)),
         pointer_(std::exchange(other.pointer_, nullptr)),
-        bytes_(std::exchange(other.bytes_, 0)) {}
+        bytes_(std::exchange(other.bytes_, 0)),
+        stream_(other.stream_),
+        stream_owner_(std::move(other.stream_owner_)),
+        ordered_(std::exchange(other.ordered_, false)) {}
   Allocation& operator=(Allocation&& other) noexcept {
     Allocation taken(std::move(other));
     swap(taken);
@@ -39,12 +64,23 @@ class Allocation {
   }
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
-  ~Allocation() { space_.deallocate(pointer_, bytes_); }
+  ~Allocation() {
+    if (pointer_ != nullptr && ordered_) {
+      try {
+        space_.synchronize(stream_);
+      } catch (const Error&) {  // a failed device: nothing runs on it any more
+      }
+    }
+    space_.deallocate(pointer_, bytes_);
+  }
 
   void swap(Allocation& other) noexcept {
     std::swap(space_, other.space_);
     std::swap(pointer_, other.pointer_);
     std::swap(bytes_, other.bytes_);
+    std::swap(stream_, other.stream_);
+    std::swap(stream_owner_, other.stream_owner_);
+    std::swap(ordered_, other.ordered_);
   }
 
   [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(pointer_); }
@@ -54,6 +90,9 @@ class Allocation {
   Space space_{};
   void* pointer_ = nullptr;
   std::size_t bytes_ = 0;
+  stream_type stream_{};
+  std::shared_ptr<const void> stream_owner_;
+  bool ordered_ = false;
 };
 
 }  // namespace resident::detail

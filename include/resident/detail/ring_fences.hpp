@@ -30,6 +30,7 @@ class NoRingFences {
   void after_fill(std::size_t /*slot*/, stream_type /*gatherer*/) const noexcept {}
   void wait(std::size_t /*slot*/, stream_type /*consumer*/) const noexcept {}
   void release(std::size_t /*slot*/, stream_type /*consumer*/) const noexcept {}
+  void drain() const noexcept {}
 };
 
 #if RESIDENT_HAS_CUDA
@@ -57,6 +58,12 @@ class CudaRingFences {
   }
   void release(std::size_t slot, cudaStream_t consumer) const {
     RESIDENT_CUDA_TRY(cudaEventRecord(freed_[slot].get(), consumer));
+  }
+  /// Waits on the host until every gather recorded and every consumer read released so far is
+  /// done: the ring's memory may then be released.
+  void drain() const {
+    for (const CudaEvent& event : ready_) RESIDENT_CUDA_TRY(cudaEventSynchronize(event.get()));
+    for (const CudaEvent& event : freed_) RESIDENT_CUDA_TRY(cudaEventSynchronize(event.get()));
   }
 
  private:

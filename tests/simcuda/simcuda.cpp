@@ -1,0 +1,1048 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// A simulated CUDA runtime: the entry points resident and its tests call, on host threads and
+// host memory, for tests on machines without a GPU (see simcuda.hpp for what it models).
+// Linked instead of the CUDA runtime; never part of the library.
+
+#include "simcuda/simcuda.hpp"
+
+#include <cuda.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace sim = resident::testing::simcuda;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "simcuda: %s\n", why.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  return std::strtoull(text, nullptr, 10);
+}
+
+/// One device's memory: a file of `capacity` bytes mapped twice, once without access (the
+/// addresses handed out, which host code cannot dereference, as on a device) and once readable
+/// and writable (how the streams reach it). First fit, in 256-byte units (cudaMalloc's
+/// alignment).
+class Heap {
+ public:
+  static constexpr std::size_t alignment = 256;
+
+  explicit Heap(std::size_t capacity) : capacity_(round_up(capacity, page())) {
+    fd_ = ::memfd_create("simcuda-device", 0);
+    if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(capacity_)) != 0)
+      die("cannot make the device memory file: " + std::string(std::strerror(errno)));
+    void* fenced = ::mmap(nullptr, capacity_, PROT_NONE, MAP_SHARED, fd_, 0);
+    void* open = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (fenced == MAP_FAILED || open == MAP_FAILED) die("cannot map the device memory");
+    base_ = static_cast<std::byte*>(fenced);
+    alias_ = static_cast<std::byte*>(open);
+    free_[0] = capacity_;
+  }
+  ~Heap() {
+    ::munmap(base_, capacity_);
+    ::munmap(alias_, capacity_);
+    ::close(fd_);
+  }
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+
+  [[nodiscard]] std::size_t capacity() const { return capacity_; }
+  [[nodiscard]] std::size_t used() const { return used_; }
+
+  /// A device address of `bytes`, or null when no free run is large enough.
+  std::byte* allocate(std::size_t bytes, std::uint64_t id) {
+    const std::size_t size = round_up(bytes, alignment);
+    for (auto run = free_.begin(); run != free_.end(); ++run) {
+      if (run->second < size) continue;
+      const std::size_t offset = run->first;
+      const std::size_t left = run->second - size;
+      free_.erase(run);
+      if (left != 0) free_[offset + size] = left;
+      live_[offset] = {size, bytes, id};
+      used_ += size;
+      return base_ + offset;
+    }
+    return nullptr;
+  }
+  /// Frees the allocation starting at `pointer`; false when there is none.
+  bool release(const void* pointer) {
+    if (!contains_address(pointer)) return false;
+    const std::size_t offset = offset_of(pointer);
+    const auto found = live_.find(offset);
+    if (found == live_.end()) return false;
+    std::size_t start = offset;
+    std::size_t size = found->second.size;
+    used_ -= size;
+    std::memset(alias_ + offset, 0xDD, size);  // freed memory reads as garbage
+    live_.erase(found);
+    // Merges with the free runs on either side.
+    auto next = free_.lower_bound(start);
+    if (next != free_.end() && next->first == start + size) {
+      size += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto before = std::prev(next);
+      if (before->first + before->second == start) {
+        start = before->first;
+        size += before->second;
+        free_.erase(before);
+      }
+    }
+    free_[start] = size;
+    return true;
+  }
+  [[nodiscard]] bool contains_address(const void* pointer) const {
+    const auto* byte = static_cast<const std::byte*>(pointer);
+    return byte >= base_ && byte < base_ + capacity_;
+  }
+  /// The id of the live allocation holding `[pointer, pointer + bytes)`, if one does.
+  [[nodiscard]] std::optional<std::uint64_t> holder(const void* pointer, std::size_t bytes) const {
+    if (!contains_address(pointer)) return std::nullopt;
+    const std::size_t offset = offset_of(pointer);
+    auto found = live_.upper_bound(offset);
+    if (found == live_.begin()) return std::nullopt;
+    --found;
+    if (offset + bytes > found->first + found->second.requested) return std::nullopt;
+    return found->second.id;
+  }
+  [[nodiscard]] bool live(std::uint64_t id) const {
+    return std::any_of(live_.begin(), live_.end(),
+                       [&](const auto& entry) { return entry.second.id == id; });
+  }
+  [[nodiscard]] std::byte* alias(const void* pointer) const { return alias_ + offset_of(pointer); }
+
+ private:
+  struct Live {
+    std::size_t size;       // rounded up
+    std::size_t requested;  // what the caller asked for: reads beyond it are out of bounds
+    std::uint64_t id;
+  };
+  static std::size_t page() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+  static std::size_t round_up(std::size_t bytes, std::size_t unit) {
+    return (bytes + unit - 1) / unit * unit;
+  }
+  [[nodiscard]] std::size_t offset_of(const void* pointer) const {
+    return static_cast<std::size_t>(static_cast<const std::byte*>(pointer) - base_);
+  }
+
+  std::size_t capacity_;
+  int fd_ = -1;
+  std::byte* base_ = nullptr;
+  std::byte* alias_ = nullptr;
+  std::map<std::size_t, std::size_t> free_;  // offset -> bytes
+  std::map<std::size_t, Live> live_;         // offset -> allocation
+  std::size_t used_ = 0;
+};
+
+/// A stream: a host thread that runs its operations in order, each after a random delay.
+class StreamState : public std::enable_shared_from_this<StreamState> {
+ public:
+  StreamState(int device, unsigned max_delay_us, std::uint64_t seed)
+      : device_(device), max_delay_us_(max_delay_us), random_(seed) {
+    worker_ = std::thread([this] { run(); });
+  }
+  ~StreamState() {
+    if (!worker_.joinable()) return;  // retired: the thread itself is destroying this
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
+  /// `cudaStreamDestroy`: returns at once; the thread finishes the work queued, then ends (the
+  /// memory that work uses must outlive it, as on a device).
+  void retire() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      keep_ = shared_from_this();
+    }
+    changed_.notify_all();
+    worker_.detach();
+  }
+  StreamState(const StreamState&) = delete;
+  StreamState& operator=(const StreamState&) = delete;
+
+  [[nodiscard]] int device() const { return device_; }
+
+  void push(std::function<void()> work) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(work));
+      ++enqueued_;
+    }
+    changed_.notify_all();
+  }
+  /// Waits until the work queued before the call is done.
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const std::uint64_t target = enqueued_;
+    changed_.wait(lock, [&] { return done_ >= target; });
+  }
+  [[nodiscard]] bool idle() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return done_ == enqueued_;
+  }
+
+ private:
+  void run() {
+    std::shared_ptr<StreamState> self;  // released last, after the lock (see `retire`)
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) {  // stopped, and nothing left
+        self = std::move(keep_);
+        return;
+      }
+      std::function<void()> work = std::move(queue_.front());
+      queue_.pop_front();
+      const unsigned delay =
+          max_delay_us_ == 0 ? 0 : static_cast<unsigned>(random_() % (max_delay_us_ + 1));
+      lock.unlock();
+      if (delay != 0) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+      work();
+      lock.lock();
+      ++done_;
+      changed_.notify_all();
+    }
+  }
+
+  int device_;
+  unsigned max_delay_us_;
+  std::mt19937_64 random_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<void()>> queue_;
+  std::uint64_t enqueued_ = 0, done_ = 0;
+  bool stop_ = false;
+  std::shared_ptr<StreamState> keep_;  // set when retired: the thread keeps this alive
+  std::thread worker_;
+};
+
+/// An event: the generation last recorded and the generation its stream has reached.
+struct EventState {
+  int device;
+  bool timing;
+  std::mutex mutex;
+  std::condition_variable reached;
+  std::uint64_t recorded = 0, completed = 0;
+  Clock::time_point at{};
+
+  void wait_for(std::uint64_t generation) {
+    std::unique_lock<std::mutex> lock(mutex);
+    reached.wait(lock, [&] { return completed >= generation; });
+  }
+};
+
+}  // namespace
+
+// The runtime's handles are pointers to these (declared, never defined, by the CUDA headers).
+struct CUstream_st {
+  std::shared_ptr<StreamState> state;
+};
+struct CUevent_st {
+  std::shared_ptr<EventState> state;
+};
+
+namespace {
+
+/// Page-locked host memory: from `cudaMallocHost`/`cudaHostAlloc` (owned) or registered.
+struct PinnedRange {
+  std::size_t bytes;
+  bool owned;
+  std::uint64_t id;
+};
+
+/// The whole machine. Never destroyed: datasets of static lifetime release into it at exit.
+struct State {
+  std::mutex mutex;
+  sim::Machine settings;
+  std::vector<std::unique_ptr<Heap>> heaps;
+  std::vector<bool> contexts;  // primary context made (a device set or used on some thread)
+  std::map<const std::byte*, PinnedRange> pinned;
+  std::set<cudaStream_t> streams;
+  std::set<cudaEvent_t> events;
+  std::vector<std::shared_ptr<StreamState>> legacy;  // stream 0 of each device
+  std::uint64_t next_id = 1;
+  std::uint64_t streams_made = 0;
+
+  State() {
+    settings.devices = static_cast<int>(env_number("RESIDENT_SIMCUDA_DEVICES", 1));
+    settings.device_bytes =
+        static_cast<std::size_t>(env_number("RESIDENT_SIMCUDA_DEVICE_BYTES", std::size_t{1} << 30));
+    settings.max_delay_us = static_cast<unsigned>(env_number("RESIDENT_SIMCUDA_DELAY_US", 20));
+    settings.seed = env_number("RESIDENT_SIMCUDA_SEED", 1);
+    build();
+  }
+  void build() {
+    heaps.clear();
+    legacy.clear();
+    for (int device = 0; device < settings.devices; ++device)
+      heaps.push_back(std::make_unique<Heap>(settings.device_bytes));
+    contexts.assign(static_cast<std::size_t>(std::max(settings.devices, 0)), false);
+    legacy.resize(heaps.size());
+  }
+  std::shared_ptr<StreamState> new_stream(int device) {
+    return std::make_shared<StreamState>(device, settings.max_delay_us,
+                                         settings.seed * 1000003 + streams_made++);
+  }
+};
+
+State& state() {
+  static State* const instance = new State();  // NOLINT: never destroyed, see State
+  return *instance;
+}
+
+std::atomic<std::size_t> calls_made{0};
+std::atomic<std::size_t> fail_at{std::numeric_limits<std::size_t>::max()};
+std::atomic<int> fail_with{cudaSuccess};
+
+thread_local cudaError_t last_error = cudaSuccess;
+thread_local int current_device = 0;
+
+/// Returns `status`, remembering an error for `cudaGetLastError`.
+cudaError_t result(cudaError_t status) {
+  if (status != cudaSuccess) last_error = status;
+  return status;
+}
+
+/// Counts the call; the injected error when this call is the one armed to fail.
+std::optional<cudaError_t> injected() {
+  const std::size_t call = calls_made.fetch_add(1);
+  std::size_t armed = fail_at.load();
+  if (call != armed || !fail_at.compare_exchange_strong(armed, std::numeric_limits<std::size_t>::max()))
+    return std::nullopt;
+  return result(static_cast<cudaError_t>(fail_with.load()));
+}
+
+/// A place a copy reads or writes, resolved when the copy is enqueued.
+struct Place {
+  enum Kind { device, pinned, pageable } kind;
+  std::byte* reach;        // the host address the streams use
+  std::uint64_t id;        // of the allocation or pinned range (0 for pageable)
+};
+
+/// Where `[pointer, pointer + bytes)` lies; nothing for a range that starts in device memory
+/// but is not within one live allocation. The caller holds the machine's mutex.
+std::optional<Place> locate(State& m, const void* pointer, std::size_t bytes) {
+  for (const auto& heap : m.heaps) {
+    if (!heap->contains_address(pointer)) continue;
+    const auto id = heap->holder(pointer, bytes);
+    if (!id) return std::nullopt;
+    return Place{Place::device, heap->alias(pointer), *id};
+  }
+  const auto* byte = static_cast<const std::byte*>(pointer);
+  auto found = m.pinned.upper_bound(byte);
+  if (found != m.pinned.begin()) {
+    --found;
+    if (byte + bytes <= found->first + found->second.bytes)
+      return Place{Place::pinned, const_cast<std::byte*>(byte), found->second.id};  // NOLINT
+  }
+  return Place{Place::pageable, const_cast<std::byte*>(byte), 0};  // NOLINT
+}
+
+/// Whether the allocation or range `place` named when enqueued still exists (caller locks).
+bool still_there(State& m, const Place& place) {
+  if (place.kind == Place::pageable) return true;
+  if (place.kind == Place::device)
+    return std::any_of(m.heaps.begin(), m.heaps.end(),
+                       [&](const auto& heap) { return heap->live(place.id); });
+  return std::any_of(m.pinned.begin(), m.pinned.end(),
+                     [&](const auto& range) { return range.second.id == place.id; });
+}
+
+/// Stops the program when stream work reaches memory freed since it was enqueued: on a device
+/// this is a use-after-free that corrupts or faults at random.
+void check_alive(const Place& place, const char* what) {
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!still_there(m, place))
+    die(std::string("stream work ") + what +
+        " memory that was freed after the work was enqueued (a free that is not ordered after "
+        "the stream's use of the memory)");
+}
+
+/// The stream state of a handle (stream 0 is the current device's legacy stream); null for a
+/// handle that does not exist. The caller holds the machine's mutex.
+std::shared_ptr<StreamState> stream_state(State& m, cudaStream_t stream) {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+    if (current_device < 0 || static_cast<std::size_t>(current_device) >= m.legacy.size())
+      return nullptr;
+    auto& legacy = m.legacy[static_cast<std::size_t>(current_device)];
+    if (!legacy) legacy = m.new_stream(current_device);
+    return legacy;
+  }
+  if (m.streams.count(stream) == 0) return nullptr;
+  return stream->state;
+}
+
+std::shared_ptr<EventState> event_state(State& m, cudaEvent_t event) {
+  if (event == nullptr || m.events.count(event) == 0) return nullptr;
+  return event->state;
+}
+
+bool device_exists(const State& m, int device) {
+  return device >= 0 && static_cast<std::size_t>(device) < m.heaps.size();
+}
+
+CUresult CUDAAPI primary_context_state(CUdevice device, unsigned int* flags, int* active) {
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (flags != nullptr) *flags = 0;
+  if (active != nullptr) *active = m.contexts[static_cast<std::size_t>(device)] ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+/// Enqueues a copy on `stream`; `wait`: returns once it is done (the synchronous calls).
+cudaError_t copy(void* destination, const void* source, std::size_t bytes, cudaMemcpyKind kind,
+                 cudaStream_t stream, bool wait) {
+  State& m = state();
+  std::shared_ptr<StreamState> state;
+  std::optional<Place> to, from;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+    if (!state) return result(cudaErrorInvalidResourceHandle);
+    if (bytes == 0) return cudaSuccess;
+    to = locate(m, destination, bytes);
+    from = locate(m, source, bytes);
+  }
+  if (!to || !from || destination == nullptr || source == nullptr)
+    return result(cudaErrorInvalidValue);
+  const bool to_device = to->kind == Place::device;
+  const bool from_device = from->kind == Place::device;
+  const bool fits = kind == cudaMemcpyDefault ||
+                    (kind == cudaMemcpyHostToDevice && to_device && !from_device) ||
+                    (kind == cudaMemcpyDeviceToHost && !to_device && from_device) ||
+                    (kind == cudaMemcpyDeviceToDevice && to_device && from_device) ||
+                    (kind == cudaMemcpyHostToHost && !to_device && !from_device);
+  if (!fits) return result(cudaErrorInvalidValue);
+  if (from->kind == Place::pageable) {
+    // The driver stages pageable memory when the copy is enqueued: the caller may reuse it
+    // as soon as the call returns.
+    auto staged = std::make_shared<std::vector<std::byte>>(from->reach, from->reach + bytes);
+    const Place target = *to;
+    state->push([staged, target] {
+      check_alive(target, "wrote");
+      std::memcpy(target.reach, staged->data(), staged->size());
+    });
+    if (wait || to->kind == Place::pageable) state->synchronize();
+    return cudaSuccess;
+  }
+  const Place target = *to, origin = *from;
+  state->push([target, origin, bytes] {
+    check_alive(origin, "read");
+    check_alive(target, "wrote");
+    std::memcpy(target.reach, origin.reach, bytes);
+  });
+  // Into pageable memory the copy is complete when the call returns.
+  if (wait || to->kind == Place::pageable) state->synchronize();
+  return cudaSuccess;
+}
+
+cudaError_t memset_on(void* destination, int value, std::size_t bytes, cudaStream_t stream,
+                      bool wait) {
+  State& m = state();
+  std::shared_ptr<StreamState> state;
+  std::optional<Place> to;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+    if (!state) return result(cudaErrorInvalidResourceHandle);
+    if (bytes == 0) return cudaSuccess;
+    to = locate(m, destination, bytes);
+  }
+  if (!to || to->kind == Place::pageable) return result(cudaErrorInvalidValue);
+  const Place target = *to;
+  state->push([target, value, bytes] {
+    check_alive(target, "wrote");
+    std::memset(target.reach, value, bytes);
+  });
+  if (wait) state->synchronize();
+  return cudaSuccess;
+}
+
+cudaError_t host_allocate(void** pointer, std::size_t bytes) {
+  if (pointer == nullptr) return result(cudaErrorInvalidValue);
+  *pointer = nullptr;
+  if (bytes == 0) return cudaSuccess;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.heaps.empty()) return result(cudaErrorNoDevice);
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* memory = std::aligned_alloc(page, (bytes + page - 1) / page * page);
+  if (memory == nullptr) return result(cudaErrorMemoryAllocation);
+  m.pinned[static_cast<std::byte*>(memory)] = {bytes, true, m.next_id++};
+  *pointer = memory;
+  return cudaSuccess;
+}
+
+const char* error_name(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorCudartUnloading: return "cudaErrorCudartUnloading";
+    case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorHostMemoryAlreadyRegistered: return "cudaErrorHostMemoryAlreadyRegistered";
+    case cudaErrorHostMemoryNotRegistered: return "cudaErrorHostMemoryNotRegistered";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    default: return "cudaErrorUnknown";
+  }
+}
+
+const char* error_text(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorCudartUnloading: return "driver shutting down";
+    case cudaErrorInsufficientDriver:
+      return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorHostMemoryAlreadyRegistered:
+      return "part or all of the requested memory range is already mapped";
+    case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unknown error";
+  }
+}
+
+}  // namespace
+
+// ---- the controls ----------------------------------------------------------------------------
+
+namespace resident::testing::simcuda {
+
+void configure(const Machine& settings) {
+  ::State& m = state();
+  std::vector<std::shared_ptr<StreamState>> retired;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    for (const auto& heap : m.heaps)
+      if (heap->used() != 0) die("configure: device memory is still allocated");
+    retired = m.legacy;  // joined below, outside the lock
+    m.settings = settings;
+    m.build();
+  }
+}
+
+Machine machine() {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return m.settings;
+}
+
+void fail_call(std::size_t count, cudaError_t error) {
+  fail_with.store(error);
+  fail_at.store(calls_made.load() + count);
+}
+
+void disarm() { fail_at.store(std::numeric_limits<std::size_t>::max()); }
+
+std::size_t calls() { return calls_made.load(); }
+
+std::size_t device_bytes_used(int device) {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return device_exists(m, device) ? m.heaps[static_cast<std::size_t>(device)]->used() : 0;
+}
+
+std::size_t live_streams() {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return m.streams.size();
+}
+
+std::size_t live_events() {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return m.events.size();
+}
+
+bool is_device_pointer(const void* pointer) {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return std::any_of(m.heaps.begin(), m.heaps.end(),
+                     [&](const auto& heap) { return heap->contains_address(pointer); });
+}
+
+void* reach(const void* device) {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  for (const auto& heap : m.heaps)
+    if (heap->contains_address(device)) return heap->alias(device);
+  return const_cast<void*>(device);  // NOLINT: host memory is reached where it is
+}
+
+void peek(void* destination, const void* source, std::size_t bytes) {
+  std::memcpy(destination, reach(source), bytes);
+}
+
+cudaError_t enqueue(cudaStream_t stream, std::function<void()> work) {
+  State& m = ::state();
+  std::shared_ptr<StreamState> state;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+  }
+  if (!state) return result(cudaErrorInvalidResourceHandle);
+  state->push(std::move(work));
+  return cudaSuccess;
+}
+
+}  // namespace resident::testing::simcuda
+
+// ---- the runtime's entry points --------------------------------------------------------------
+
+extern "C" {
+
+cudaError_t CUDARTAPI cudaGetLastError(void) {
+  const cudaError_t error = last_error;
+  last_error = cudaSuccess;
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaPeekAtLastError(void) { return last_error; }
+
+const char* CUDARTAPI cudaGetErrorString(cudaError_t error) { return error_text(error); }
+
+const char* CUDARTAPI cudaGetErrorName(cudaError_t error) { return error_name(error); }
+
+cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
+  if (auto error = injected()) return *error;
+  if (count == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  *count = static_cast<int>(m.heaps.size());
+  return m.heaps.empty() ? result(cudaErrorNoDevice) : cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGetDevice(int* device) {
+  if (auto error = injected()) return *error;
+  if (device == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.heaps.empty()) return result(cudaErrorNoDevice);
+  *device = current_device;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaSetDevice(int device) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.heaps.empty()) return result(cudaErrorNoDevice);
+  if (!device_exists(m, device)) return result(cudaErrorInvalidDevice);
+  current_device = device;
+  m.contexts[static_cast<std::size_t>(device)] = true;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::vector<std::shared_ptr<StreamState>> streams;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    if (!device_exists(m, current_device)) return result(cudaErrorNoDevice);
+    for (cudaStream_t stream : m.streams)
+      if (stream->state->device() == current_device) streams.push_back(stream->state);
+    if (auto legacy = m.legacy[static_cast<std::size_t>(current_device)]) streams.push_back(legacy);
+  }
+  for (const auto& stream : streams) stream->synchronize();
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMalloc(void** pointer, size_t bytes) {
+  if (auto error = injected()) return *error;
+  if (pointer == nullptr) return result(cudaErrorInvalidValue);
+  *pointer = nullptr;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, current_device)) return result(cudaErrorNoDevice);
+  m.contexts[static_cast<std::size_t>(current_device)] = true;
+  if (bytes == 0) return cudaSuccess;
+  Heap& heap = *m.heaps[static_cast<std::size_t>(current_device)];
+  std::byte* memory = heap.allocate(bytes, m.next_id++);
+  if (memory == nullptr) return result(cudaErrorMemoryAllocation);
+  std::memset(heap.alias(memory), 0xA5, bytes);  // fresh memory is not zeroed on a device
+  *pointer = memory;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaFree(void* pointer) {
+  if (auto error = injected()) return *error;
+  if (pointer == nullptr) return cudaSuccess;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  for (const auto& heap : m.heaps)
+    if (heap->release(pointer)) return cudaSuccess;
+  return result(cudaErrorInvalidValue);
+}
+
+cudaError_t CUDARTAPI cudaMallocHost(void** pointer, size_t bytes) {
+  if (auto error = injected()) return *error;
+  return host_allocate(pointer, bytes);
+}
+
+cudaError_t CUDARTAPI cudaHostAlloc(void** pointer, size_t bytes, unsigned int /*flags*/) {
+  if (auto error = injected()) return *error;
+  return host_allocate(pointer, bytes);
+}
+
+cudaError_t CUDARTAPI cudaFreeHost(void* pointer) {
+  if (auto error = injected()) return *error;
+  if (pointer == nullptr) return cudaSuccess;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const auto found = m.pinned.find(static_cast<std::byte*>(pointer));
+  if (found == m.pinned.end() || !found->second.owned) return result(cudaErrorInvalidValue);
+  m.pinned.erase(found);
+  std::free(pointer);  // NOLINT: from aligned_alloc
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaHostRegister(void* pointer, size_t bytes, unsigned int /*flags*/) {
+  if (auto error = injected()) return *error;
+  if (pointer == nullptr || bytes == 0) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.heaps.empty()) return result(cudaErrorNoDevice);
+  const auto* first = static_cast<const std::byte*>(pointer);
+  auto next = m.pinned.lower_bound(first);
+  if (next != m.pinned.end() && next->first < first + bytes)
+    return result(cudaErrorHostMemoryAlreadyRegistered);
+  if (next != m.pinned.begin()) {
+    const auto before = std::prev(next);
+    if (before->first + before->second.bytes > first)
+      return result(cudaErrorHostMemoryAlreadyRegistered);
+  }
+  m.pinned[first] = {bytes, false, m.next_id++};
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaHostUnregister(void* pointer) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const auto found = m.pinned.find(static_cast<std::byte*>(pointer));
+  if (found == m.pinned.end() || found->second.owned)
+    return result(cudaErrorHostMemoryNotRegistered);
+  m.pinned.erase(found);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaPointerGetAttributes(cudaPointerAttributes* attributes,
+                                               const void* pointer) {
+  if (auto error = injected()) return *error;
+  if (attributes == nullptr) return result(cudaErrorInvalidValue);
+  *attributes = cudaPointerAttributes{};
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  for (std::size_t device = 0; device < m.heaps.size(); ++device) {
+    if (!m.heaps[device]->contains_address(pointer)) continue;
+    attributes->type = cudaMemoryTypeDevice;
+    attributes->device = static_cast<int>(device);
+    attributes->devicePointer = const_cast<void*>(pointer);  // NOLINT: the API's type
+    return cudaSuccess;
+  }
+  const std::optional<Place> place = locate(m, pointer, 1);
+  if (place && place->kind == Place::pinned) {
+    attributes->type = cudaMemoryTypeHost;
+    attributes->device = current_device;
+    attributes->devicePointer = const_cast<void*>(pointer);  // NOLINT: the API's type
+    attributes->hostPointer = const_cast<void*>(pointer);    // NOLINT: the API's type
+    return cudaSuccess;
+  }
+  attributes->type = cudaMemoryTypeUnregistered;
+  attributes->device = -2;
+  attributes->hostPointer = const_cast<void*>(pointer);  // NOLINT: the API's type
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemGetInfo(size_t* free, size_t* total) {
+  if (auto error = injected()) return *error;
+  if (free == nullptr || total == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, current_device)) return result(cudaErrorNoDevice);
+  const Heap& heap = *m.heaps[static_cast<std::size_t>(current_device)];
+  *total = heap.capacity();
+  *free = heap.capacity() - heap.used();
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int /*flags*/) {
+  if (auto error = injected()) return *error;
+  if (stream == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, current_device)) return result(cudaErrorNoDevice);
+  m.contexts[static_cast<std::size_t>(current_device)] = true;
+  auto* made = new CUstream_st{m.new_stream(current_device)};  // NOLINT: the handle
+  m.streams.insert(made);
+  *stream = made;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* stream) {
+  return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+
+cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    if (stream == nullptr || m.streams.erase(stream) == 0)
+      return result(cudaErrorInvalidResourceHandle);
+  }
+  stream->state->retire();
+  delete stream;  // NOLINT: the handle
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::shared_ptr<StreamState> state;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+  }
+  if (!state) return result(cudaErrorInvalidResourceHandle);
+  state->synchronize();
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::shared_ptr<StreamState> state;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+  }
+  if (!state) return result(cudaErrorInvalidResourceHandle);
+  return state->idle() ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  if (auto error = injected()) return *error;
+  if (event == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, current_device)) return result(cudaErrorNoDevice);
+  auto state = std::make_shared<EventState>();
+  state->device = current_device;
+  state->timing = (flags & cudaEventDisableTiming) == 0;
+  auto* made = new CUevent_st{std::move(state)};  // NOLINT: the handle
+  m.events.insert(made);
+  *event = made;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t* event) {
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
+
+cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    if (event == nullptr || m.events.erase(event) == 0)
+      return result(cudaErrorInvalidResourceHandle);
+  }
+  delete event;  // NOLINT: the handle; work queued on its state keeps the state
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::shared_ptr<StreamState> state;
+  std::shared_ptr<EventState> recorded;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+    recorded = event_state(m, event);
+  }
+  // An event is recorded on streams of its own device only.
+  if (!state || !recorded || recorded->device != state->device())
+    return result(cudaErrorInvalidResourceHandle);
+  std::uint64_t generation = 0;
+  {
+    const std::lock_guard<std::mutex> lock(recorded->mutex);
+    generation = ++recorded->recorded;
+  }
+  state->push([recorded, generation] {
+    {
+      const std::lock_guard<std::mutex> lock(recorded->mutex);
+      recorded->completed = std::max(recorded->completed, generation);
+      recorded->at = Clock::now();
+    }
+    recorded->reached.notify_all();
+  });
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                          unsigned int /*flags*/) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::shared_ptr<StreamState> state;
+  std::shared_ptr<EventState> awaited;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    state = stream_state(m, stream);
+    awaited = event_state(m, event);
+  }
+  if (!state || !awaited) return result(cudaErrorInvalidResourceHandle);
+  std::uint64_t generation = 0;
+  {
+    const std::lock_guard<std::mutex> lock(awaited->mutex);
+    generation = awaited->recorded;  // the record made last before this call
+  }
+  if (generation != 0) state->push([awaited, generation] { awaited->wait_for(generation); });
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::shared_ptr<EventState> awaited;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    awaited = event_state(m, event);
+  }
+  if (!awaited) return result(cudaErrorInvalidResourceHandle);
+  std::uint64_t generation = 0;
+  {
+    const std::lock_guard<std::mutex> lock(awaited->mutex);
+    generation = awaited->recorded;
+  }
+  awaited->wait_for(generation);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
+  if (auto error = injected()) return *error;
+  State& m = state();
+  std::shared_ptr<EventState> awaited;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    awaited = event_state(m, event);
+  }
+  if (!awaited) return result(cudaErrorInvalidResourceHandle);
+  const std::lock_guard<std::mutex> lock(awaited->mutex);
+  return awaited->completed >= awaited->recorded ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t CUDARTAPI cudaEventElapsedTime(float* milliseconds, cudaEvent_t start,
+                                           cudaEvent_t end) {
+  if (auto error = injected()) return *error;
+  if (milliseconds == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  std::shared_ptr<EventState> first, last;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    first = event_state(m, start);
+    last = event_state(m, end);
+  }
+  if (!first || !last || !first->timing || !last->timing)
+    return result(cudaErrorInvalidResourceHandle);
+  const std::lock_guard<std::mutex> lock_first(first->mutex);
+  const std::lock_guard<std::mutex> lock_last(last->mutex);
+  if (first->completed == 0 || last->completed == 0 || first->completed < first->recorded ||
+      last->completed < last->recorded)
+    return result(cudaErrorNotReady);
+  *milliseconds = std::chrono::duration<float, std::milli>(last->at - first->at).count();
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemcpyAsync(void* destination, const void* source, size_t bytes,
+                                      cudaMemcpyKind kind, cudaStream_t stream) {
+  if (auto error = injected()) return *error;
+  return copy(destination, source, bytes, kind, stream, false);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy(void* destination, const void* source, size_t bytes,
+                                 cudaMemcpyKind kind) {
+  if (auto error = injected()) return *error;
+  return copy(destination, source, bytes, kind, nullptr, true);
+}
+
+cudaError_t CUDARTAPI cudaMemsetAsync(void* destination, int value, size_t bytes,
+                                      cudaStream_t stream) {
+  if (auto error = injected()) return *error;
+  return memset_on(destination, value, bytes, stream, false);
+}
+
+cudaError_t CUDARTAPI cudaMemset(void* destination, int value, size_t bytes) {
+  if (auto error = injected()) return *error;
+  return memset_on(destination, value, bytes, nullptr, true);
+}
+
+cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void** function,
+                                                       unsigned int /*version*/,
+                                                       unsigned long long /*flags*/,
+                                                       cudaDriverEntryPointQueryResult* status) {
+  if (auto error = injected()) return *error;
+  if (symbol == nullptr || function == nullptr) return result(cudaErrorInvalidValue);
+  const bool known = std::strcmp(symbol, "cuDevicePrimaryCtxGetState") == 0;
+  *function = known ? reinterpret_cast<void*>(&primary_context_state) : nullptr;
+  if (status != nullptr)
+    *status = known ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return cudaSuccess;
+}
+
+}  // extern "C"

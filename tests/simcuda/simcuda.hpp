@@ -1,0 +1,71 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The simulated CUDA runtime's controls, for tests. The simulation (simcuda.cpp, linked instead
+// of the CUDA runtime where the build sets RESIDENT_SIMULATED_CUDA) exports the runtime entry
+// points resident and its tests call:
+// - each stream is a host thread that runs its work in order, after a seeded random delay;
+//   events and stream waits order streams as on a device;
+// - device memory is host memory that host code cannot touch (its addresses are mapped without
+//   access; the streams reach it through a second mapping), of a configurable size per device;
+// - page-locked memory is host memory that copies read when they run, not when they are
+//   enqueued, as the copy engine does; a copy from pageable memory is staged when enqueued, as
+//   the driver does;
+// - `cudaFree` and `cudaFreeHost` release at once, without waiting for the streams (as a
+//   stream-ordered pool would): work still queued on the memory is a use-after-free that the
+//   sanitizers see;
+// - any call can be made to fail (`fail_call`).
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace resident::testing::simcuda {
+
+/// @brief What a simulated machine has; `configure` applies it (streams must be idle).
+struct Machine {
+  int devices = 1;                               ///< 0: no device (`cudaErrorNoDevice`)
+  std::size_t device_bytes = std::size_t{1} << 30;  ///< memory of each device
+  unsigned max_delay_us = 20;                    ///< each stream operation waits up to this first
+  std::uint64_t seed = 1;                        ///< of the delays
+};
+
+/// @brief Sets up the machine afresh: every device allocation must have been freed.
+/// Defaults: `Machine{}`, with `RESIDENT_SIMCUDA_DELAY_US` and `RESIDENT_SIMCUDA_SEED` from
+/// the environment where set.
+void configure(const Machine& machine);
+/// @brief The machine as configured.
+Machine machine();
+
+/// @brief The `count`-th call from now (0: the next) of the runtime entry points, error queries
+/// aside, fails with `error` without doing anything; one failure per arming.
+void fail_call(std::size_t count, cudaError_t error);
+/// @brief Disarms `fail_call`.
+void disarm();
+/// @brief Calls made so far (as `fail_call` counts them).
+std::size_t calls();
+
+/// @brief Bytes allocated on `device` now.
+std::size_t device_bytes_used(int device = 0);
+/// @brief Streams and events alive now (leak checks).
+std::size_t live_streams();
+std::size_t live_events();
+
+/// @brief Whether `pointer` lies in device memory (any device).
+bool is_device_pointer(const void* pointer);
+
+/// @brief Reads `bytes` of device memory at `source` into host memory at `destination`, now,
+/// from the calling thread (for tests and the kernel harness; waits for no stream).
+void peek(void* destination, const void* source, std::size_t bytes);
+/// @brief The host address through which the simulation reaches device address `device`
+/// (itself for host memory): for the kernel harness, which runs kernels on host threads.
+void* reach(const void* device);
+
+/// @brief Runs `work` on `stream` in order with its other work (a kernel launch, for the kernel
+/// harness); `cudaErrorInvalidResourceHandle` for a stream that does not exist.
+cudaError_t enqueue(cudaStream_t stream, std::function<void()> work);
+
+}  // namespace resident::testing::simcuda
