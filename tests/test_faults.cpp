@@ -444,9 +444,9 @@ TYPED_TEST(Faults, TheFallbackPlanSaysThePreloadWasRefused) {
     EXPECT_NE(recorded.reason.find(this->space_.injector().fault_message()), std::string::npos)
         << "the CapacityError's figures: " << recorded.reason;
     EXPECT_NE(recorded.reason.find("streamed instead"), std::string::npos) << recorded.reason;
-    EXPECT_EQ(epoch_label_sum(dataset.epoch({1, 0, Shuffle::batches}), this->space_,
-                              dataset.stream()),
-              epoch_label_sum(dataset.epoch({}), this->space_, dataset.stream()));
+    EXPECT_EQ(
+        epoch_label_sum(dataset.epoch({1, 0, Shuffle::batches}), this->space_, dataset.stream()),
+        epoch_label_sum(dataset.epoch({}), this->space_, dataset.stream()));
   };
   this->space_.injector().arm(Operation::allocate, 1);
   check(resident::make_dataset(this->space_, options, this->source_.x(), this->source_.y()));

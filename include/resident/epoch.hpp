@@ -282,8 +282,8 @@ class Epoch {
     const auto& core = dataset_->impl_core();
     const auto ring = detail::make_ring_layout(
         core.layout(), ring_elements(std::make_index_sequence<fields>{}), core.config().ring_depth);
-    generation_ = dataset_->impl_ring().claim(core, ring.total_bytes, ring.depth,
-                                              dataset_->bytes(), Owner::impl_holding);
+    generation_ = dataset_->impl_ring().claim(core, ring.total_bytes, ring.depth, dataset_->bytes(),
+                                              Owner::impl_holding);
     ring_ = ring;
     slot_batch_.assign(ring_.depth, no_batch);
     slot_has_fields_.assign(ring_.depth, false);

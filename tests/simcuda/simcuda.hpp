@@ -27,10 +27,10 @@ namespace resident::testing::simcuda {
 
 /// @brief What a simulated machine has; `configure` applies it (streams must be idle).
 struct Machine {
-  int devices = 1;                               ///< 0: no device (`cudaErrorNoDevice`)
+  int devices = 1;                                  ///< 0: no device (`cudaErrorNoDevice`)
   std::size_t device_bytes = std::size_t{1} << 30;  ///< memory of each device
-  unsigned max_delay_us = 20;                    ///< each stream operation waits up to this first
-  std::uint64_t seed = 1;                        ///< of the delays
+  unsigned max_delay_us = 20;  ///< each stream operation waits up to this first
+  std::uint64_t seed = 1;      ///< of the delays
 };
 
 /// @brief Sets up the machine afresh: every device allocation must have been freed.

@@ -31,8 +31,8 @@ class GatherRing {
   /// generation, which retires every earlier claim.
   /// @throws CapacityError when the ring does not fit; what the fences' events throw.
   template <class Core>
-  std::size_t claim(const Core& core, std::size_t bytes, std::size_t slots,
-                    std::size_t held_bytes, const char* held = "the dataset itself") {
+  std::size_t claim(const Core& core, std::size_t bytes, std::size_t slots, std::size_t held_bytes,
+                    const char* held = "the dataset itself") {
     const Space& space = core.space();
     const DatasetConfig& config = core.config();
     if (memory_.bytes() < bytes) {
