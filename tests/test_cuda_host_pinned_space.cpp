@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -17,6 +18,7 @@
 #include "resident/device_dataset.hpp"
 #include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/streaming_dataset.hpp"
 #include "support/spaces.hpp"
 
 #if RESIDENT_HAS_CUDA
@@ -31,11 +33,12 @@ using Traits = resident::space_traits<CudaHostPinnedSpace>;
 
 static_assert(resident::is_memory_space_v<CudaHostPinnedSpace>);
 static_assert(resident::is_device_accessible_v<CudaHostPinnedSpace>);
-static_assert(std::is_same_v<CudaHostPinnedSpace::stream_type, resident::HostStream>);
+static_assert(std::is_same_v<CudaHostPinnedSpace::stream_type, cudaStream_t>,
+              "kernels read its batches on CUDA streams");
 static_assert(!Traits::gathers_with_kernels, "the host's copy threads gather host memory");
 static_assert(Traits::host_writable, "files are read straight into it");
 static_assert(Traits::dlpack_device_type == 3, "kDLCUDAHost");
-static_assert(!Traits::takes_caller_stream);
+static_assert(Traits::takes_caller_stream, "DatasetOptions::stream names the readers' stream");
 
 bool has_device() {
   int count = 0;
@@ -77,6 +80,7 @@ TEST(CudaHostPinnedSpace, PlansAgainstItsBudgetWithoutTouchingTheDriver) {
 }
 
 TEST(CudaHostPinnedSpace, WithoutADeviceAllocationIsAPlainCudaErrorAndTheBudgetIsKept) {
+  const resident::testing::WithoutDevices none;
   if (has_device())
     GTEST_SKIP() << "skipped: a CUDA device is present: the test checks a machine without one";
   const auto space = CudaHostPinnedSpace::with_budget(std::size_t{1} << 20);
@@ -120,6 +124,86 @@ TEST_F(CudaHostPinnedSpaceOnDevice, ADatasetInPinnedMemoryIsReadableFromTheHost)
     EXPECT_EQ(attributes.type, cudaMemoryTypeHost);  // page-locked, as the driver sees it
   }
   EXPECT_EQ(space.used_bytes(), 0u);
+}
+
+// What kernels read of an epoch's batches: each batch's first field copied, asynchronously,
+// from where the batch lies (page-locked memory) into device memory on `reader`, as a kernel
+// would read it; the copies land after a delay. `wait`/`release` are the epoch's on `reader`
+// (for a stream other than the dataset's), or nothing. Returns what the copies read.
+template <class Epoch>
+std::vector<std::int32_t> read_on_device(Epoch&& epoch, std::size_t batch_size, cudaStream_t reader,
+                                         bool release) {
+  const std::size_t total = epoch.size() * batch_size;  // every batch is full (padded)
+  void* device = nullptr;
+  EXPECT_EQ(cudaMalloc(&device, std::max<std::size_t>(total, 1) * sizeof(std::int32_t)),
+            cudaSuccess);
+  for (std::size_t k = 0; k < epoch.size(); ++k) {
+    const auto view = std::get<0>(epoch.batch(k));
+    EXPECT_EQ(view.size(), batch_size);
+    if (release) epoch.wait(k, reader);
+    EXPECT_EQ(cudaMemcpyAsync(static_cast<std::int32_t*>(device) + k * batch_size, view.data(),
+                              view.bytes(), cudaMemcpyHostToDevice, reader),
+              cudaSuccess);
+    if (release) epoch.release(k, reader);
+  }
+  std::vector<std::int32_t> read(total);
+  EXPECT_EQ(cudaStreamSynchronize(reader), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(read.data(), device, total * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(cudaFree(device), cudaSuccess);
+  return read;
+}
+
+// Every batch of the epoch, in order, as the host reads it on a `HostSpace` dataset.
+template <class Epoch>
+std::vector<std::int32_t> read_on_host(Epoch&& epoch) {
+  std::vector<std::int32_t> read;
+  for (const auto& [rows] : epoch) read.insert(read.end(), rows.data(), rows.data() + rows.size());
+  return read;
+}
+
+// Kernels read page-locked batches asynchronously while the host writes the next ones: a
+// gather into a ring slot, or a load into a chunk slot, waits for the reads of what the slot
+// held. Reads on the dataset's stream are covered as they are enqueued; reads on another
+// stream by `wait`/`release`. Every read sees its own batch (without the waits, the slow
+// reads see later batches written over theirs).
+TEST_F(CudaHostPinnedSpaceOnDevice, KernelsReadEveryBatchBeforeItsSlotIsWrittenAgain) {
+  const resident::testing::SlowStreams slow(2000);
+  constexpr std::size_t rows = 600;
+  std::vector<std::int32_t> y(rows);
+  std::iota(y.begin(), y.end(), 0);
+  const HostTensor<const std::int32_t> tensor(y.data(), {rows});
+  constexpr std::size_t batch = 16;
+  DatasetOptions cut = options(batch);
+  cut.remainder = resident::Remainder::pad;
+  resident::DeviceDataset<resident::HostSpace, std::int32_t> host(resident::HostSpace{}, cut,
+                                                                  tensor);
+  const resident::EpochOptions samples{3, 1, resident::Shuffle::samples};
+  const resident::EpochOptions batches{3, 1, resident::Shuffle::batches};
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  for (const bool on_other : {false, true}) {
+    SCOPED_TRACE(on_other ? "reads on another stream, released" : "reads on the dataset's stream");
+    const auto space = CudaHostPinnedSpace::with_budget(std::size_t{1} << 20);
+    {
+      SCOPED_TRACE("a preloaded dataset's gathered batches (ring slots)");
+      DeviceDataset<CudaHostPinnedSpace, std::int32_t> ds(space, cut, tensor);
+      EXPECT_EQ(read_on_device(ds.epoch(samples), batch, on_other ? other : ds.stream(), on_other),
+                read_on_host(host.epoch(samples)));
+    }
+    {
+      SCOPED_TRACE("a stream's batches (views of chunk slots)");
+      DatasetOptions streamed = cut;
+      streamed.streaming.chunk_batches = 2;  // 19 chunks through 4 slots
+      streamed.streaming.order = resident::StreamOrder::whole_epoch;
+      resident::StreamingDataset<CudaHostPinnedSpace, std::int32_t> ds(space, streamed, tensor);
+      ASSERT_GT(ds.num_chunks(), ds.ring_chunks());
+      EXPECT_EQ(read_on_device(ds.epoch(batches), batch, on_other ? other : ds.stream(), on_other),
+                read_on_host(host.epoch(batches)));
+    }
+    EXPECT_EQ(space.used_bytes(), 0u);
+  }
+  EXPECT_EQ(cudaStreamDestroy(other), cudaSuccess);
 }
 
 }  // namespace

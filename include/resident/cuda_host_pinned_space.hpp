@@ -30,15 +30,22 @@ namespace resident {
 /// addressing its pointers are valid in kernels on every device, as in host code).
 ///
 /// Host code writes and reads it as ordinary memory: uploads, streamed chunks and the gathers
-/// of `Shuffle::samples` epochs are the host's copy threads, complete when they return, so
-/// its stream type is `HostStream` and nothing needs ordering. Kernels read batches over
-/// PCIe or NVLink-C2C, at the bus's bandwidth rather than the device memory's: the space for
-/// data that does not fit on the device, read once per epoch.
+/// of `Shuffle::samples` epochs are the host's copy threads, complete when they return. Kernels
+/// read batches over PCIe or NVLink-C2C, at the bus's bandwidth rather than the device
+/// memory's: the space for data that does not fit on the device, read once per epoch.
+///
+/// Its streams are CUDA streams (`stream_type` is `cudaStream_t`, made on the device current
+/// when the dataset is made), because kernels read its batches asynchronously while the host
+/// writes the next ones: a host write into a gather-ring slot or a chunk slot first waits, on
+/// the host, for the reads of what the slot held. Reads on the dataset's `stream()` are covered
+/// as they are enqueued (a slot is rewritten only once the work enqueued on the stream before
+/// the next batch was asked for is done); reads on another stream need `Epoch::wait` and
+/// `Epoch::release`, as on `CudaSpace`.
 /// @note Capacity is the host's available memory (or a budget, as for `HostSpace`):
 /// page-locking takes it from the rest of the machine, hence the larger default reserve.
 /// Every allocation needs a CUDA driver and device; without one, `CudaError` says so.
 /// Thread-safe: datasets may be created and destroyed in one space from many threads.
-class CudaHostPinnedSpace : public detail::HostMemoryCopies {
+class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
  public:
   using memory_space = CudaHostPinnedSpace;        ///< See `is_memory_space_v`.
   static constexpr bool device_accessible = true;  ///< Kernels read it (mapped memory).
@@ -119,6 +126,24 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies {
     if (budget_) budget_->give_back(bytes);
   }
 
+  /// @brief A non-blocking stream on the device current now: the stream a dataset's kernels
+  /// read its batches on.
+  /// @throws CudaError without a usable device, or when the stream cannot be made.
+  [[nodiscard]] stream_type create_stream() const {
+    ensure_usable();
+    cudaStream_t stream = nullptr;
+    RESIDENT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return stream;
+  }
+  /// @brief Destroys a stream from `create_stream` (nothing for null); never throws.
+  void destroy_stream(stream_type stream) const noexcept {
+    if (stream != nullptr) detail::assert_released(cudaStreamDestroy(stream));
+  }
+  /// @brief Waits on the host until the work enqueued on `stream` is done (the copies of this
+  /// space complete when they return: what is waited for is the kernels' reads).
+  /// @throws CudaError when the wait fails.
+  void synchronize(stream_type stream) const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream)); }
+
   /// @brief Two spaces are equal when they draw from the same budget (or both from none).
   friend bool operator==(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
     return a.budget_ == b.budget_;
@@ -134,8 +159,17 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies {
 
 /// @brief `CudaHostPinnedSpace`'s engines: the host's (copy-team uploads and gathers, files
 /// read straight into its memory), exported to DLPack as `kDLCUDAHost`.
+namespace detail {
+class PinnedRingFences;      // ring_fences.hpp
+class PinnedChunkTransport;  // pinned_chunk_transport.hpp
+}  // namespace detail
+
 template <>
 struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSpace> {
+  /// @brief The host's loads, each first waiting for the reads of what its slot held.
+  using chunk_transport = detail::PinnedChunkTransport;
+  /// @brief Host gathers, each first waiting for the reads of what its slot held.
+  using ring_fences = detail::PinnedRingFences;
   /// @brief The host's copy threads gather: the memory is host memory, and a kernel would
   /// read every row over the bus twice.
   static constexpr bool gathers_with_kernels = false;
@@ -144,5 +178,8 @@ struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSp
 };
 
 }  // namespace resident
+
+#include "resident/detail/pinned_chunk_transport.hpp"
+#include "resident/detail/ring_fences.hpp"
 
 #endif  // RESIDENT_HAS_CUDA

@@ -55,18 +55,12 @@ class HostBudget {
   std::atomic<std::size_t> used_{0};
 };
 
-/// @brief The streams and copies of a space whose memory host code reads and writes directly
-/// (`HostSpace`, `CudaHostPinnedSpace`): copies are `memcpy`, complete when they return, so
-/// there is no stream to make or wait for.
+/// @brief The copies of a space whose memory host code reads and writes directly
+/// (`HostSpace`, `CudaHostPinnedSpace`): `memcpy`, complete when they return, whatever stream
+/// (of type `Stream`) they are given.
+template <class Stream>
 struct HostMemoryCopies {
-  using stream_type = HostStream;  ///< Host copies need no stream.
-
-  /// @brief A `HostStream`: nothing to create.
-  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
-  /// @brief Nothing to destroy.
-  void destroy_stream(stream_type /*stream*/) const noexcept {}
-  /// @brief Nothing to wait for: copies complete when they return.
-  void synchronize(stream_type /*stream*/) const noexcept {}
+  using stream_type = Stream;  ///< The space's streams; host copies need none.
 
   /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
   /// Large copies bypass the caches (`detail::copy_past_caches`): uploads and streamed
@@ -89,10 +83,17 @@ struct HostMemoryCopies {
 /// Copies of a space share its budget, so every dataset living in one `with_budget` space
 /// draws from the same bytes.
 /// @note Thread-safe: datasets may be created and destroyed in one space from many threads.
-class HostSpace : public detail::HostMemoryCopies {
+class HostSpace : public detail::HostMemoryCopies<HostStream> {
  public:
   using memory_space = HostSpace;  ///< Kokkos-style self-name; see `is_memory_space_v`.
   static constexpr bool device_accessible = false;  ///< Kernels cannot read it (not pinned).
+
+  /// @brief A `HostStream`: nothing to create.
+  [[nodiscard]] stream_type create_stream() const noexcept { return {}; }
+  /// @brief Nothing to destroy.
+  void destroy_stream(stream_type /*stream*/) const noexcept {}
+  /// @brief Nothing to wait for: copies complete when they return.
+  void synchronize(stream_type /*stream*/) const noexcept {}
 
   /// @brief The whole host: capacity is the memory the OS reports available.
   HostSpace() = default;

@@ -413,6 +413,32 @@ std::shared_ptr<EventState> event_state(State& m, cudaEvent_t event) {
   return event->state;
 }
 
+/// `stream_state` and `event_state`, under the machine's mutex.
+std::shared_ptr<StreamState> find_stream(cudaStream_t stream) {
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return stream_state(m, stream);
+}
+std::shared_ptr<EventState> find_event(cudaEvent_t event) {
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return event_state(m, event);
+}
+
+/// Removes `handle` from the live handles of its kind; false for one that is not live.
+template <class Handle>
+bool forget(std::set<Handle> State::*live, Handle handle) {
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  return handle != nullptr && (m.*live).erase(handle) != 0;
+}
+
+/// The generation recorded last on `event` (0: never recorded).
+std::uint64_t last_record(EventState& event) {
+  const std::lock_guard<std::mutex> lock(event.mutex);
+  return event.recorded;
+}
+
 bool device_exists(const State& m, int device) {
   return device >= 0 && static_cast<std::size_t>(device) < m.heaps.size();
 }
@@ -430,12 +456,12 @@ CUresult CUDAAPI primary_context_state(CUdevice device, unsigned int* flags, int
 cudaError_t copy(void* destination, const void* source, std::size_t bytes, cudaMemcpyKind kind,
                  cudaStream_t stream, bool wait) {
   State& m = state();
-  std::shared_ptr<StreamState> state;
+  std::shared_ptr<StreamState> queue;
   std::optional<Place> to, from;
   {
     const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-    if (!state) return result(cudaErrorInvalidResourceHandle);
+    queue = stream_state(m, stream);
+    if (!queue) return result(cudaErrorInvalidResourceHandle);
     if (bytes == 0) return cudaSuccess;
     to = locate(m, destination, bytes);
     from = locate(m, source, bytes);
@@ -455,43 +481,43 @@ cudaError_t copy(void* destination, const void* source, std::size_t bytes, cudaM
     // as soon as the call returns.
     auto staged = std::make_shared<std::vector<std::byte>>(from->reach, from->reach + bytes);
     const Place target = *to;
-    state->push([staged, target] {
+    queue->push([staged, target] {
       check_alive(target, "wrote");
       std::memcpy(target.reach, staged->data(), staged->size());
     });
-    if (wait || to->kind == Place::pageable) state->synchronize();
+    if (wait || to->kind == Place::pageable) queue->synchronize();
     return cudaSuccess;
   }
   const Place target = *to, origin = *from;
-  state->push([target, origin, bytes] {
+  queue->push([target, origin, bytes] {
     check_alive(origin, "read");
     check_alive(target, "wrote");
     std::memcpy(target.reach, origin.reach, bytes);
   });
   // Into pageable memory the copy is complete when the call returns.
-  if (wait || to->kind == Place::pageable) state->synchronize();
+  if (wait || to->kind == Place::pageable) queue->synchronize();
   return cudaSuccess;
 }
 
 cudaError_t memset_on(void* destination, int value, std::size_t bytes, cudaStream_t stream,
                       bool wait) {
   State& m = state();
-  std::shared_ptr<StreamState> state;
+  std::shared_ptr<StreamState> queue;
   std::optional<Place> to;
   {
     const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-    if (!state) return result(cudaErrorInvalidResourceHandle);
+    queue = stream_state(m, stream);
+    if (!queue) return result(cudaErrorInvalidResourceHandle);
     if (bytes == 0) return cudaSuccess;
     to = locate(m, destination, bytes);
   }
   if (!to || to->kind == Place::pageable) return result(cudaErrorInvalidValue);
   const Place target = *to;
-  state->push([target, value, bytes] {
+  queue->push([target, value, bytes] {
     check_alive(target, "wrote");
     std::memset(target.reach, value, bytes);
   });
-  if (wait) state->synchronize();
+  if (wait) queue->synchronize();
   return cudaSuccess;
 }
 
@@ -660,14 +686,9 @@ void peek(void* destination, const void* source, std::size_t bytes) {
 }
 
 cudaError_t enqueue(cudaStream_t stream, std::function<void()> work) {
-  State& m = ::state();
-  std::shared_ptr<StreamState> state;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-  }
-  if (!state) return result(cudaErrorInvalidResourceHandle);
-  state->push(std::move(work));
+  const std::shared_ptr<StreamState> queue = find_stream(stream);
+  if (!queue) return result(cudaErrorInvalidResourceHandle);
+  queue->push(std::move(work));
   return cudaSuccess;
 }
 
@@ -872,12 +893,7 @@ cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* stream) {
 
 cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    if (stream == nullptr || m.streams.erase(stream) == 0)
-      return result(cudaErrorInvalidResourceHandle);
-  }
+  if (!forget(&State::streams, stream)) return result(cudaErrorInvalidResourceHandle);
   stream->state->retire();
   delete stream;  // NOLINT: the handle
   return cudaSuccess;
@@ -885,27 +901,17 @@ cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  std::shared_ptr<StreamState> state;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-  }
-  if (!state) return result(cudaErrorInvalidResourceHandle);
-  state->synchronize();
+  const std::shared_ptr<StreamState> queue = find_stream(stream);
+  if (!queue) return result(cudaErrorInvalidResourceHandle);
+  queue->synchronize();
   return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  std::shared_ptr<StreamState> state;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-  }
-  if (!state) return result(cudaErrorInvalidResourceHandle);
-  return state->idle() ? cudaSuccess : cudaErrorNotReady;
+  const std::shared_ptr<StreamState> queue = find_stream(stream);
+  if (!queue) return result(cudaErrorInvalidResourceHandle);
+  return queue->idle() ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
@@ -914,10 +920,10 @@ cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int 
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
   if (!device_exists(m, current_device)) return result(cudaErrorNoDevice);
-  auto state = std::make_shared<EventState>();
-  state->device = current_device;
-  state->timing = (flags & cudaEventDisableTiming) == 0;
-  auto* made = new CUevent_st{std::move(state)};  // NOLINT: the handle
+  auto fresh = std::make_shared<EventState>();
+  fresh->device = current_device;
+  fresh->timing = (flags & cudaEventDisableTiming) == 0;
+  auto* made = new CUevent_st{std::move(fresh)};  // NOLINT: the handle
   m.events.insert(made);
   *event = made;
   return cudaSuccess;
@@ -929,35 +935,24 @@ cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t* event) {
 
 cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    if (event == nullptr || m.events.erase(event) == 0)
-      return result(cudaErrorInvalidResourceHandle);
-  }
+  if (!forget(&State::events, event)) return result(cudaErrorInvalidResourceHandle);
   delete event;  // NOLINT: the handle; work queued on its state keeps the state
   return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  std::shared_ptr<StreamState> state;
-  std::shared_ptr<EventState> recorded;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-    recorded = event_state(m, event);
-  }
+  const std::shared_ptr<StreamState> queue = find_stream(stream);
+  const std::shared_ptr<EventState> recorded = find_event(event);
   // An event is recorded on streams of its own device only.
-  if (!state || !recorded || recorded->device != state->device())
+  if (!queue || !recorded || recorded->device != queue->device())
     return result(cudaErrorInvalidResourceHandle);
   std::uint64_t generation = 0;
   {
     const std::lock_guard<std::mutex> lock(recorded->mutex);
     generation = ++recorded->recorded;
   }
-  state->push([recorded, generation] {
+  queue->push([recorded, generation] {
     {
       const std::lock_guard<std::mutex> lock(recorded->mutex);
       recorded->completed = std::max(recorded->completed, generation);
@@ -971,50 +966,25 @@ cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                           unsigned int /*flags*/) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  std::shared_ptr<StreamState> state;
-  std::shared_ptr<EventState> awaited;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    state = stream_state(m, stream);
-    awaited = event_state(m, event);
-  }
-  if (!state || !awaited) return result(cudaErrorInvalidResourceHandle);
-  std::uint64_t generation = 0;
-  {
-    const std::lock_guard<std::mutex> lock(awaited->mutex);
-    generation = awaited->recorded;  // the record made last before this call
-  }
-  if (generation != 0) state->push([awaited, generation] { awaited->wait_for(generation); });
+  const std::shared_ptr<StreamState> queue = find_stream(stream);
+  const std::shared_ptr<EventState> awaited = find_event(event);
+  if (!queue || !awaited) return result(cudaErrorInvalidResourceHandle);
+  const std::uint64_t generation = last_record(*awaited);  // the record made before this call
+  if (generation != 0) queue->push([awaited, generation] { awaited->wait_for(generation); });
   return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  std::shared_ptr<EventState> awaited;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    awaited = event_state(m, event);
-  }
+  const std::shared_ptr<EventState> awaited = find_event(event);
   if (!awaited) return result(cudaErrorInvalidResourceHandle);
-  std::uint64_t generation = 0;
-  {
-    const std::lock_guard<std::mutex> lock(awaited->mutex);
-    generation = awaited->recorded;
-  }
-  awaited->wait_for(generation);
+  awaited->wait_for(last_record(*awaited));
   return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
   if (auto error = injected()) return *error;
-  State& m = state();
-  std::shared_ptr<EventState> awaited;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    awaited = event_state(m, event);
-  }
+  const std::shared_ptr<EventState> awaited = find_event(event);
   if (!awaited) return result(cudaErrorInvalidResourceHandle);
   const std::lock_guard<std::mutex> lock(awaited->mutex);
   return awaited->completed >= awaited->recorded ? cudaSuccess : cudaErrorNotReady;
@@ -1024,13 +994,8 @@ cudaError_t CUDARTAPI cudaEventElapsedTime(float* milliseconds, cudaEvent_t star
                                            cudaEvent_t end) {
   if (auto error = injected()) return *error;
   if (milliseconds == nullptr) return result(cudaErrorInvalidValue);
-  State& m = state();
-  std::shared_ptr<EventState> first, last;
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    first = event_state(m, start);
-    last = event_state(m, end);
-  }
+  const std::shared_ptr<EventState> first = find_event(start);
+  const std::shared_ptr<EventState> last = find_event(end);
   if (!first || !last || !first->timing || !last->timing)
     return result(cudaErrorInvalidResourceHandle);
   const std::lock_guard<std::mutex> lock_first(first->mutex);

@@ -14,6 +14,10 @@
 
 #include "resident/resident.hpp"
 
+#if RESIDENT_TEST_SIMULATED_CUDA
+#include "simcuda/simcuda.hpp"
+#endif
+
 namespace resident::testing {
 
 /// Why `Space` cannot run here (no device, no driver), or nothing when it can; a space that
@@ -64,6 +68,54 @@ void skip_unless_usable() {
     FAIL() << "RESIDENT_REQUIRE_CUDA is set, but " << *why;
   GTEST_SKIP() << "skipped: no CUDA device: " << *why;
 }
+
+/// @brief A machine without a CUDA device for the scope, where the CUDA runtime is the test
+/// suite's simulation (the machine as it was comes back after); nothing elsewhere, where the
+/// tests of a machine without a device run only on one.
+class WithoutDevices {
+ public:
+#if RESIDENT_TEST_SIMULATED_CUDA
+  WithoutDevices() : kept_(simcuda::machine()) {
+    simcuda::Machine none = kept_;
+    none.devices = 0;
+    simcuda::configure(none);
+  }
+  ~WithoutDevices() { simcuda::configure(kept_); }
+
+ private:
+  simcuda::Machine kept_;
+#else
+  WithoutDevices() = default;
+#endif
+
+ public:
+  WithoutDevices(const WithoutDevices&) = delete;
+  WithoutDevices& operator=(const WithoutDevices&) = delete;
+};
+
+/// @brief Streams whose work waits up to `max_delay_us` before it runs, for the scope, where the
+/// CUDA runtime is the test suite's simulation: a read that is not ordered before a write then
+/// sees the write. Nothing elsewhere (a device's own timing decides).
+class SlowStreams {
+ public:
+#if RESIDENT_TEST_SIMULATED_CUDA
+  explicit SlowStreams(unsigned max_delay_us) : kept_(simcuda::machine()) {
+    simcuda::Machine slow = kept_;
+    slow.max_delay_us = max_delay_us;
+    simcuda::configure(slow);
+  }
+  ~SlowStreams() { simcuda::configure(kept_); }
+
+ private:
+  simcuda::Machine kept_;
+#else
+  explicit SlowStreams(unsigned /*max_delay_us*/) {}
+#endif
+
+ public:
+  SlowStreams(const SlowStreams&) = delete;
+  SlowStreams& operator=(const SlowStreams&) = delete;
+};
 
 /// Whether this translation unit can gather into `Space` (its gathers need kernels where the
 /// space gathers with them, and kernels need nvcc).

@@ -20,6 +20,7 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
+#include "resident/detail/resources.hpp"
 #include "resident/detail/shard_geometry.hpp"
 #include "resident/detail/tenancy.hpp"
 #include "resident/error.hpp"
@@ -67,10 +68,7 @@ class OwningStream {
   /// Waits for the stream's work first: a destroyed stream finishes what it was given later,
   /// and the memory that work uses may be released as soon as this returns.
   ~OwningStream() {
-    try {
-      space_.synchronize(stream_);
-    } catch (const Error&) {  // a failed device: nothing runs on it any more
-    }
+    wait_before_release(space_, stream_);
     space_.destroy_stream(stream_);
   }
 

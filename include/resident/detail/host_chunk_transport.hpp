@@ -70,7 +70,9 @@ class HostChunkTransport {
       else
         gather_rows(to, from, copy.gathered + piece.first, piece.rows, row_bytes);
     });
-    space_.synchronize(stream_);
+    // Host writes are done when they return; a space that is not host-writable may have
+    // ordered its copies on the stream.
+    if constexpr (!space_traits<Space>::host_writable) space_.synchronize(stream_);
   }
   void acquire(std::size_t /*slot_index*/) const noexcept {}  // loaded on the host already
   void release(std::size_t /*slot_index*/) const noexcept {}  // host readers are done

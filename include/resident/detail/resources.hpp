@@ -23,6 +23,16 @@ auto make_owners(std::size_t count, Make make) -> std::vector<decltype(make())> 
   return owners;
 }
 
+/// @brief Waits for the work on `stream` before something it uses is released: a release never
+/// throws, and after a device failure (every call fails) nothing runs on the stream any more.
+template <class Space>
+void wait_before_release(const Space& space, typename Space::stream_type stream) noexcept {
+  try {
+    space.synchronize(stream);
+  } catch (const Error&) {  // the device failed: there is nothing left to wait for
+  }
+}
+
 /// @brief One allocation of a memory space, released on destruction (move-only RAII).
 ///
 /// An allocation that work on a stream reads or writes (an upload, gathers, chunk copies) is
@@ -65,12 +75,7 @@ class Allocation {
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
   ~Allocation() {
-    if (pointer_ != nullptr && ordered_) {
-      try {
-        space_.synchronize(stream_);
-      } catch (const Error&) {  // a failed device: nothing runs on it any more
-      }
-    }
+    if (pointer_ != nullptr && ordered_) wait_before_release(space_, stream_);
     space_.deallocate(pointer_, bytes_);
   }
 

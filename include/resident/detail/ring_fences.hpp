@@ -6,8 +6,9 @@
 // event recorded behind the gather into it (`ready`: a consumer's stream waits on it before
 // reading the batch) and one recorded on a consumer's stream behind its reads (`freed`: the
 // next gather into the slot waits on it). A space names its fences in
-// `space_traits::ring_fences`: `NoRingFences` where a gather completes before `batch(k)`
-// returns (every member does nothing), `CudaRingFences` where kernels gather on a stream.
+// `space_traits::ring_fences`: `NoRingFences` where nothing reads a slot after `batch(k)`
+// returns but the host (every member does nothing), `CudaRingFences` where kernels gather on a
+// stream, `PinnedRingFences` where the host gathers into memory that kernels read.
 
 #include <cstddef>
 #include <vector>
@@ -18,6 +19,10 @@
 #if RESIDENT_HAS_CUDA
 #include "resident/cuda_space.hpp"
 #endif
+
+namespace resident {
+class CudaHostPinnedSpace;  // cuda_host_pinned_space.hpp
+}  // namespace resident
 
 namespace resident::detail {
 
@@ -68,6 +73,49 @@ class CudaRingFences {
 
  private:
   std::vector<CudaEvent> ready_, freed_;
+};
+
+/// @brief Host gathers into page-locked memory that kernels read: a gather into a slot first
+/// waits, on the host, for the reads of the batch the slot held. Reads on other streams are
+/// released explicitly (`freed`); reads on the dataset's stream are covered as they are
+/// enqueued: each gather first records `used` for the slot filled before it on the dataset's
+/// stream, behind the work enqueued so far (the reads of that batch, asked for before this
+/// one), so that a slot's next gather waits for the reads of the batch it held and not for
+/// those of the batches since.
+class PinnedRingFences {
+ public:
+  /// Events for `slots` slots on the device current now, as the dataset's stream is.
+  void ensure(const CudaHostPinnedSpace& /*space*/, std::size_t slots) {
+    if (freed_.size() >= slots) return;
+    std::vector<CudaEvent> freed = create_events(slots), used = create_events(slots);
+    freed_.swap(freed);
+    used_.swap(used);
+    last_filled_ = none;
+  }
+  void before_fill(std::size_t slot, cudaStream_t gatherer) const {
+    if (last_filled_ != none)
+      RESIDENT_CUDA_TRY(cudaEventRecord(used_[last_filled_].get(), gatherer));
+    last_filled_ = none;  // should a wait below throw, the record above stands alone
+    RESIDENT_CUDA_TRY(cudaEventSynchronize(freed_[slot].get()));
+    RESIDENT_CUDA_TRY(cudaEventSynchronize(used_[slot].get()));
+    last_filled_ = slot;
+  }
+  void after_fill(std::size_t /*slot*/, cudaStream_t /*gatherer*/) const noexcept {}
+  /// Nothing: the host's gather is complete when `batch(k)` returns.
+  void wait(std::size_t /*slot*/, cudaStream_t /*consumer*/) const noexcept {}
+  void release(std::size_t slot, cudaStream_t consumer) const {
+    RESIDENT_CUDA_TRY(cudaEventRecord(freed_[slot].get(), consumer));
+  }
+  /// Waits on the host for every read released or covered so far.
+  void drain() const {
+    for (const CudaEvent& event : freed_) RESIDENT_CUDA_TRY(cudaEventSynchronize(event.get()));
+    for (const CudaEvent& event : used_) RESIDENT_CUDA_TRY(cudaEventSynchronize(event.get()));
+  }
+
+ private:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<CudaEvent> freed_, used_;
+  mutable std::size_t last_filled_ = none;  // the slot of the latest gather
 };
 #endif
 
