@@ -157,13 +157,14 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   std::shared_ptr<detail::HostBudget> budget_;
 };
 
-/// @brief `CudaHostPinnedSpace`'s engines: the host's (copy-team uploads and gathers, files
-/// read straight into its memory), exported to DLPack as `kDLCUDAHost`.
 namespace detail {
 class PinnedRingFences;      // ring_fences.hpp
 class PinnedChunkTransport;  // pinned_chunk_transport.hpp
 }  // namespace detail
 
+/// @brief `CudaHostPinnedSpace`'s engines: the host's (copy-team uploads and gathers, files
+/// read straight into its memory), each write into a slot after the kernels' reads of it;
+/// exported to DLPack as `kDLCUDAHost`.
 template <>
 struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSpace> {
   /// @brief The host's loads, each first waiting for the reads of what its slot held.
