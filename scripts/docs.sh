@@ -7,7 +7,8 @@
 #      file (GitHub's heading ids).
 #   2. Headers: docs/design.md's tables of headers name exactly the files in include/resident/
 #      and include/resident/detail/.
-#   3. API reference: Doxygen (docs/Doxyfile) over the public headers, into build/docs/html/;
+#   3. README.md's example: the code under "## Example" is examples/readme_example.cpp.
+#   4. API reference: Doxygen (docs/Doxyfile) over the public headers, into build/docs/html/;
 #      every warning (an undocumented public name, a documentation error) is printed and fails
 #      the run. The warnings are also kept in build/docs/doxygen-warnings.txt.
 # Usage: scripts/docs.sh
@@ -15,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 failures=0
 
-# 1 and 2: plain Python 3, no packages needed.
+# 1 to 3: plain Python 3, no packages needed.
 if ! python3 - <<'PY'; then failures=$((failures + 1)); fi
 import os
 import re
@@ -105,6 +106,16 @@ for heading, folder in (("### Public headers", "include/resident"),
     for name in sorted(listed - present):
         problems.append(f"docs/design.md: '{heading}' lists {name}, which {folder}/ lacks")
 print("docs: docs/design.md's header tables checked against include/resident/")
+
+# README.md's example is examples/readme_example.cpp (built and run by the tests), after the
+# file's two license lines.
+readme = open("README.md", encoding="utf-8").read()
+example = readme.split("## Example", 1)[-1].split("```cpp\n", 1)[-1].split("```", 1)[0]
+source = open("examples/readme_example.cpp", encoding="utf-8").read().split("\n", 2)[2]
+if example != source:
+    problems.append("README.md: the code under '## Example' is not examples/readme_example.cpp "
+                    "(after its license lines): change both")
+print("docs: README.md's example checked against examples/readme_example.cpp")
 
 for problem in problems:
     print(problem, file=sys.stderr)
