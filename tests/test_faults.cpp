@@ -245,6 +245,23 @@ TYPED_TEST(Faults, ConstructionAndUpload) {
       [] {});
 }
 
+// An upload that fails half-way releases its memory only once the copies enqueued before the
+// failure are done: where they are slow (every stream operation waits first), a release that
+// does not wait for them hands memory that is still being written back to the space.
+TYPED_TEST(Faults, AFailedUploadReleasesItsMemoryBehindItsCopies) {
+  using Preloaded = typename TestFixture::Preloaded;
+  const resident::testing::SlowStreams slow(500);
+  DatasetOptions options = preload_options();
+  options.chunk_bytes = 4096;  // many copies in flight when one fails
+  this->inject_every_fault(
+      "construction and upload behind slow copies", [] {},
+      [&] {
+        const Preloaded dataset(this->space_, options, this->other_.x(), this->other_.y());
+        EXPECT_EQ(dataset.num_rows(), kRows);
+      },
+      [] {});
+}
+
 TYPED_TEST(Faults, AssignmentKeepsTheDatasetItWouldReplace) {
   using Preloaded = typename TestFixture::Preloaded;
   std::optional<Preloaded> target;

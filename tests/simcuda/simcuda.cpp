@@ -167,8 +167,11 @@ class Heap {
 /// A stream: a host thread that runs its operations in order, each after a random delay.
 class StreamState : public std::enable_shared_from_this<StreamState> {
  public:
-  StreamState(int device, unsigned max_delay_us, std::uint64_t seed)
-      : device_(device), max_delay_us_(max_delay_us), random_(seed) {
+  StreamState(int device, unsigned max_delay_us, unsigned delay_one_in, std::uint64_t seed)
+      : device_(device),
+        max_delay_us_(max_delay_us),
+        delay_one_in_(std::max(delay_one_in, 1u)),
+        random_(seed) {
     worker_ = std::thread([this] { run(); });
   }
   ~StreamState() {
@@ -227,8 +230,8 @@ class StreamState : public std::enable_shared_from_this<StreamState> {
       }
       std::function<void()> work = std::move(queue_.front());
       queue_.pop_front();
-      const unsigned delay =
-          max_delay_us_ == 0 ? 0 : static_cast<unsigned>(random_() % (max_delay_us_ + 1));
+      const bool delayed = max_delay_us_ != 0 && random_() % delay_one_in_ == 0;
+      const unsigned delay = delayed ? static_cast<unsigned>(random_() % max_delay_us_) + 1 : 0;
       lock.unlock();
       if (delay != 0) std::this_thread::sleep_for(std::chrono::microseconds(delay));
       work();
@@ -240,6 +243,7 @@ class StreamState : public std::enable_shared_from_this<StreamState> {
 
   int device_;
   unsigned max_delay_us_;
+  unsigned delay_one_in_;
   std::mt19937_64 random_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -301,7 +305,10 @@ struct State {
     settings.devices = static_cast<int>(env_number("RESIDENT_SIMCUDA_DEVICES", 1));
     settings.device_bytes =
         static_cast<std::size_t>(env_number("RESIDENT_SIMCUDA_DEVICE_BYTES", std::size_t{1} << 30));
-    settings.max_delay_us = static_cast<unsigned>(env_number("RESIDENT_SIMCUDA_DELAY_US", 20));
+    settings.max_delay_us =
+        static_cast<unsigned>(env_number("RESIDENT_SIMCUDA_DELAY_US", settings.max_delay_us));
+    settings.delay_one_in =
+        static_cast<unsigned>(env_number("RESIDENT_SIMCUDA_DELAY_ONE_IN", settings.delay_one_in));
     settings.seed = env_number("RESIDENT_SIMCUDA_SEED", 1);
     build();
   }
@@ -314,7 +321,7 @@ struct State {
     legacy.resize(heaps.size());
   }
   std::shared_ptr<StreamState> new_stream(int device) {
-    return std::make_shared<StreamState>(device, settings.max_delay_us,
+    return std::make_shared<StreamState>(device, settings.max_delay_us, settings.delay_one_in,
                                          settings.seed * 1000003 + streams_made++);
   }
 };
@@ -625,10 +632,13 @@ void configure(const Machine& settings) {
   std::vector<std::shared_ptr<StreamState>> retired;
   {
     const std::lock_guard<std::mutex> lock(m.mutex);
+    const bool same_devices =
+        settings.devices == m.settings.devices && settings.device_bytes == m.settings.device_bytes;
+    m.settings = settings;
+    if (same_devices) return;  // the delays: streams made from now on take them
     for (const auto& heap : m.heaps)
       if (heap->used() != 0) die("configure: device memory is still allocated");
     retired = m.legacy;  // joined below, outside the lock
-    m.settings = settings;
     m.build();
   }
 }

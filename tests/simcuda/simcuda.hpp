@@ -5,7 +5,8 @@
 // The simulated CUDA runtime's controls, for tests. The simulation (simcuda.cpp, linked instead
 // of the CUDA runtime where the build sets RESIDENT_SIMULATED_CUDA) exports the runtime entry
 // points resident and its tests call:
-// - each stream is a host thread that runs its work in order, after a seeded random delay;
+// - each stream is a host thread that runs its work in order, some of it after a seeded random
+//   delay;
 //   events and stream waits order streams as on a device;
 // - device memory is host memory that host code cannot touch (its addresses are mapped without
 //   access; the streams reach it through a second mapping), of a configurable size per device;
@@ -29,11 +30,16 @@ namespace resident::testing::simcuda {
 struct Machine {
   int devices = 1;                                  ///< 0: no device (`cudaErrorNoDevice`)
   std::size_t device_bytes = std::size_t{1} << 30;  ///< memory of each device
-  unsigned max_delay_us = 20;  ///< each stream operation waits up to this first
+  /// One stream operation in `delay_one_in` (drawn at random) first waits up to
+  /// `max_delay_us`: enough over a test's thousands of operations to expose a missing order,
+  /// while the others run at once (a sleep costs some 50 us however short it is asked to be).
+  unsigned max_delay_us = 200;
+  unsigned delay_one_in = 16;  ///< 1: every operation waits
   std::uint64_t seed = 1;      ///< of the delays
 };
 
-/// @brief Sets up the machine afresh: every device allocation must have been freed.
+/// @brief Sets up the machine afresh: every device allocation must have been freed, unless
+/// only the delays change (they apply to the streams made from then on).
 /// Defaults: `Machine{}`, with `RESIDENT_SIMCUDA_DELAY_US` and `RESIDENT_SIMCUDA_SEED` from
 /// the environment where set.
 void configure(const Machine& machine);

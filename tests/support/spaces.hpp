@@ -93,15 +93,16 @@ class WithoutDevices {
   WithoutDevices& operator=(const WithoutDevices&) = delete;
 };
 
-/// @brief Streams whose work waits up to `max_delay_us` before it runs, for the scope, where the
-/// CUDA runtime is the test suite's simulation: a read that is not ordered before a write then
-/// sees the write. Nothing elsewhere (a device's own timing decides).
+/// @brief Streams whose every operation waits up to `max_delay_us` before it runs, for the scope,
+/// where the CUDA runtime is the test suite's simulation: a read that is not ordered before a write
+/// then sees the write. Nothing elsewhere (a device's own timing decides).
 class SlowStreams {
  public:
 #if RESIDENT_TEST_SIMULATED_CUDA
   explicit SlowStreams(unsigned max_delay_us) : kept_(simcuda::machine()) {
     simcuda::Machine slow = kept_;
     slow.max_delay_us = max_delay_us;
+    slow.delay_one_in = 1;
     simcuda::configure(slow);
   }
   ~SlowStreams() { simcuda::configure(kept_); }
