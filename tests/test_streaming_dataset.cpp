@@ -462,10 +462,10 @@ std::optional<std::string> no_large_pages() {
   const MappedRows probe(std::size_t{4} << 20);
   if (probe.memory == MAP_FAILED) return "mmap failed";
   std::memset(probe.memory, 1, probe.bytes);
+  constexpr std::size_t large = std::size_t{2} << 20;
   const auto start = reinterpret_cast<std::uintptr_t>(probe.memory);
-  const std::uintptr_t aligned =
-      (start + (std::size_t{2} << 20) - 1) & ~((std::size_t{2} << 20) - 1);
-  if (::madvise(reinterpret_cast<void*>(aligned), std::size_t{2} << 20, 25) != 0)
+  const std::size_t to_aligned = (large - start % large) % large;
+  if (::madvise(static_cast<std::byte*>(probe.memory) + to_aligned, large, 25) != 0)
     return std::string("MADV_COLLAPSE refused here: ") + std::strerror(errno);
   return std::nullopt;
 }

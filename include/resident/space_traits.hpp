@@ -15,7 +15,10 @@
 /// - `std::size_t default_reserve_bytes() const`: the reserve used when `DatasetOptions`
 ///   names none;
 /// - `void* allocate(std::size_t) const` (throws `CapacityError` when memory runs out; returns
-///   null for 0 bytes) and `void deallocate(void*, std::size_t) const noexcept`;
+///   null for 0 bytes; otherwise memory aligned to `field_alignment`, 256 bytes, as `cudaMalloc`
+///   and rmm give it: the fields' bases, and the kernels' vector loads, count on it; a dataset
+///   refuses other memory with `InvalidArgument`) and
+///   `void deallocate(void*, std::size_t) const noexcept`;
 /// - `stream_type create_stream() const`, `void destroy_stream(stream_type) const noexcept`,
 ///   `void synchronize(stream_type) const`;
 /// - `copy_from_host(dst, src, bytes, stream)` and `copy_to_host(dst, src, bytes, stream)`,

@@ -119,18 +119,17 @@ inline void advise_large_pages(const void* address, std::size_t bytes) noexcept 
   const std::uintptr_t last = (start + bytes) & ~(large_page_bytes - 1);
   if (address == nullptr || last <= first || small_pages > most_small_pages) return;
   unsigned char resident[most_small_pages];  // NOLINT(modernize-avoid-c-arrays): mincore's
+  // The address `at` as a pointer into the rows (no integer-to-pointer cast).
+  auto* const rows = static_cast<std::byte*>(const_cast<void*>(address));
+  const auto page = [&](std::uintptr_t at) { return static_cast<void*>(rows + (at - start)); };
   const auto advise = [&](std::uintptr_t from, std::uintptr_t to) {
-    if (from != to)
-      (void)::madvise(reinterpret_cast<void*>(from),
-                      to - from,  // NOLINT(performance-no-int-to-ptr)
-                      collapse);
+    if (from != to) (void)::madvise(page(from), to - from, collapse);
   };
   std::uintptr_t run = first;  // the first large page of the run asked for next
   for (std::uintptr_t at = first; at < last; at += large_page_bytes) {
-    const bool whole = ::mincore(reinterpret_cast<void*>(at),  // NOLINT(performance-no-int-to-ptr)
-                                 large_page_bytes, resident) == 0 &&
+    const bool whole = ::mincore(page(at), large_page_bytes, resident) == 0 &&
                        std::all_of(resident, resident + small_pages,
-                                   [](unsigned char page) { return (page & 1) != 0; });
+                                   [](unsigned char state) { return (state & 1) != 0; });
     if (whole) continue;
     advise(run, at);
     run = at + large_page_bytes;

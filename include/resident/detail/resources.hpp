@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "resident/error.hpp"
+#include "resident/space_traits.hpp"
 
 namespace resident::detail {
 
@@ -46,9 +49,12 @@ class Allocation {
   using stream_type = typename Space::stream_type;
 
   Allocation() = default;
-  /// @throws CapacityError (from the space) when the memory is not there.
+  /// @throws CapacityError (from the space) when the memory is not there; InvalidArgument
+  /// when the space breaks its promise of `field_alignment` (the memory is given back first).
   Allocation(const Space& space, std::size_t bytes)
-      : space_(space), pointer_(space.allocate(bytes)), bytes_(bytes) {}
+      : space_(space), pointer_(space.allocate(bytes)), bytes_(bytes) {
+    check_alignment();
+  }
   /// @brief Ordered on `stream` (see the class note), which `stream_owner` keeps alive (null
   /// for a stream the caller owns).
   /// @throws CapacityError (from the space) when the memory is not there.
@@ -59,7 +65,9 @@ class Allocation {
         bytes_(bytes),
         stream_(stream),
         stream_owner_(std::move(stream_owner)),
-        ordered_(true) {}
+        ordered_(true) {
+    check_alignment();
+  }
   Allocation(Allocation&& other) noexcept
       : space_(std::move(other.space_)),
         pointer_(std::exchange(other.pointer_, nullptr)),
@@ -92,6 +100,18 @@ class Allocation {
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
 
  private:
+  void check_alignment() {
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer_);
+    if (address % field_alignment == 0) return;
+    space_.deallocate(std::exchange(pointer_, nullptr), bytes_);
+    throw InvalidArgument(
+        "resident: memory space '" + space_.name() + "' returned " + std::to_string(bytes_) +
+        " bytes aligned to only " + std::to_string(address & (~address + 1)) +
+        " bytes; resident needs field_alignment (" + std::to_string(field_alignment) +
+        " bytes, as cudaMalloc gives): make the space's allocate() return "
+        "memory aligned to it");
+  }
+
   Space space_{};
   void* pointer_ = nullptr;
   std::size_t bytes_ = 0;
