@@ -80,7 +80,7 @@ TEST(CudaHostPinnedSpace, PlansAgainstItsBudgetWithoutTouchingTheDriver) {
 }
 
 TEST(CudaHostPinnedSpace, WithoutADeviceAllocationIsAPlainCudaErrorAndTheBudgetIsKept) {
-  const resident::testing::WithoutDevices none;
+  [[maybe_unused]] const resident::testing::WithoutDevices none;
   if (has_device())
     GTEST_SKIP() << "skipped: a CUDA device is present: the test checks a machine without one";
   const auto space = CudaHostPinnedSpace::with_budget(std::size_t{1} << 20);

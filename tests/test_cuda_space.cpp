@@ -60,7 +60,7 @@ TEST(CudaDeviceScope, RestoresOnlyADeviceWhoseContextExists) {
 }
 
 TEST(CudaSpace, WithoutDeviceEveryUseThrowsAPlainCudaError) {
-  const resident::testing::WithoutDevices none;
+  [[maybe_unused]] const resident::testing::WithoutDevices none;
   if (has_device())
     GTEST_SKIP() << "skipped: a CUDA device is present: the test checks a machine without one";
   const CudaSpace space{0};
