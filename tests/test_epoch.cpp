@@ -279,20 +279,33 @@ TEST(HostGather, EveryFieldMatchesAPlainGatherAtEveryTeamSizeAndLayout) {
 }
 
 #if RESIDENT_HAS_CUDA
-// Compiled by g++, a gathering epoch on the device cannot launch its kernels: it says so.
-TEST(Epoch, DeviceGatherInAHostTranslationUnitSaysToUseNvcc) {
+// An epoch without kernels (what a g++ translation unit makes) that would gather on the device
+// is refused when it is made, saying to use nvcc; its zero-copy epochs work, and asking one of
+// them for row ids (a kernel too) is refused at that call.
+TEST(Epoch, DeviceGatherWithoutKernelsIsRefusedWhenMadeSayingToUseNvcc) {
   resident::testing::skip_unless_usable<resident::CudaSpace>();
   if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
   const auto ids = row_ids(10);
   DeviceDataset<resident::CudaSpace, std::int64_t> ds(
       resident::CudaSpace{0}, epoch_options(5, Remainder::drop),
       HostTensor<const std::int64_t>(ids.data(), {10}));
-  auto epoch = ds.epoch({0, 0, Shuffle::samples});
-  try {
-    (void)epoch.batch(0);
-    FAIL() << "a g++ translation unit launched a kernel";
-  } catch (const resident::InvalidArgument& error) {
+  const auto says_nvcc = [](const resident::InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("nvcc"), std::string::npos) << error.what();
+  };
+  try {
+    (void)ds.epoch<false>({0, 0, Shuffle::samples});
+    FAIL() << "an epoch without kernels was made to gather on the device";
+  } catch (const resident::InvalidArgument& error) {
+    says_nvcc(error);
+  }
+  auto in_order = ds.epoch<false>({0, 0, Shuffle::batches});
+  EXPECT_FALSE(in_order.gathers());
+  EXPECT_EQ(std::get<0>(in_order.batch(1)).size(), 5u);
+  try {
+    (void)in_order.batch_indices(1);
+    FAIL() << "an epoch without kernels wrote row ids on the device";
+  } catch (const resident::InvalidArgument& error) {
+    says_nvcc(error);
   }
 }
 #endif

@@ -269,7 +269,7 @@ struct ToDouble {
 // is refused when its epoch is made, takes nothing, and leaves the dataset serving as before;
 // planned for (DatasetOptions::ring_element_bytes), it runs.
 TYPED_TEST(TypedStreamingGather, TheGatherRingIsPlannedWithTheChunkSlots) {
-  if constexpr (!resident::testing::has_budget<TypeParam>::value) {
+  if constexpr (!resident::testing::ExactSpace<TypeParam>::available) {
     GTEST_SKIP() << "skipped: no byte budget: the space cannot be given one";
   } else {
     std::vector<std::int32_t> ids(1000);
@@ -278,59 +278,63 @@ TYPED_TEST(TypedStreamingGather, TheGatherRingIsPlannedWithTheChunkSlots) {
     DatasetOptions options = stream_options(100, Remainder::partial, 1, 4, 2);
     // Exactly the chunk slots (4 x 512 B) and the planned gather ring (2 slots of 512 B of
     // values and 800 B of row ids, 1536 B aligned); as doubles, 1024 B of values: 2048 B.
-    const auto space = TypeParam::with_budget(5120);
-    options.ring_depth = 100;  // 100 batch slots: far more than the budget
-    try {
-      StreamingDataset<TypeParam, std::int32_t> refused(space, options, tensor);
-      ADD_FAILURE() << "the rings fitted";
-    } catch (const CapacityError& error) {
-      EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
-      EXPECT_NE(std::string(error.what()).find("gather ring"), std::string::npos) << error.what();
-    }
-    EXPECT_EQ(space.used_bytes(), 0u);
-
-    options.ring_depth = 2;
-    StreamingDataset<TypeParam, std::int32_t> ds(space, options, tensor);
-    EXPECT_GT(ds.planned_ring_bytes(), 0u);
-    // Both rings are allocated when the dataset is made: nothing else can take the gather
-    // ring's bytes before its first gathering epoch.
-    const std::size_t used = space.used_bytes();
-    EXPECT_EQ(used, 5120u);
-    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
-    try {
-      (void)ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(ToDouble{}));
-      ADD_FAILURE() << "a ring twice as wide as planned fitted";
-    } catch (const CapacityError& error) {
-      EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
-    }
-    EXPECT_EQ(space.used_bytes(), used) << "a refused ring takes nothing";
-    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
-    for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
-      std::size_t rows = 0;
-      for (auto [x] : ds.epoch({1, 0, shuffle})) rows += x.valid_rows();
-      EXPECT_EQ(rows, ids.size());
-    }
-    EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
-
-    // Another dataset in the same space takes every byte left: the gather ring was allocated
-    // with the stream, so the stream's converting epochs still run.
+    options.reserve_bytes = 0;
     {
-      std::vector<std::uint8_t> rest(space.capacity().free_bytes, 1);
-      resident::DatasetOptions fill;
-      fill.batch_size = 64;
-      fill.reserve_bytes = 0;
-      DeviceDataset<TypeParam, std::uint8_t> other(
-          space, fill, HostTensor<const std::uint8_t>(rest.data(), {rest.size()}));
-      EXPECT_EQ(space.capacity().free_bytes, 0u);
-      std::size_t rows = 0;
-      for (auto [x] : ds.epoch({2, 0, Shuffle::samples},
-                               resident::convert<0>(resident::Normalize{1.0f, 0.0f})))
-        rows += x.valid_rows();
-      EXPECT_EQ(rows, ids.size());
-    }
+      const resident::testing::ExactSpace<TypeParam> exact(5120);
+      const TypeParam& space = exact.space();
+      options.ring_depth = 100;  // 100 batch slots: far more than the budget
+      try {
+        StreamingDataset<TypeParam, std::int32_t> refused(space, options, tensor);
+        ADD_FAILURE() << "the rings fitted";
+      } catch (const CapacityError& error) {
+        EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
+        EXPECT_NE(std::string(error.what()).find("gather ring"), std::string::npos) << error.what();
+      }
+      EXPECT_EQ(exact.used(), 0u);
 
+      options.ring_depth = 2;
+      StreamingDataset<TypeParam, std::int32_t> ds(space, options, tensor);
+      EXPECT_GT(ds.planned_ring_bytes(), 0u);
+      // Both rings are allocated when the dataset is made: nothing else can take the gather
+      // ring's bytes before its first gathering epoch.
+      const std::size_t used = exact.used();
+      EXPECT_EQ(used, 5120u);
+      EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
+      try {
+        (void)ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(ToDouble{}));
+        ADD_FAILURE() << "a ring twice as wide as planned fitted";
+      } catch (const CapacityError& error) {
+        EXPECT_NE(std::string(error.what()).find("ring_depth"), std::string::npos) << error.what();
+      }
+      EXPECT_EQ(exact.used(), used) << "a refused ring takes nothing";
+      EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
+      for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+        std::size_t rows = 0;
+        for (auto [x] : ds.epoch({1, 0, shuffle})) rows += x.valid_rows();
+        EXPECT_EQ(rows, ids.size());
+      }
+      EXPECT_EQ(ds.ring_bytes(), ds.planned_ring_bytes());
+
+      // Another dataset in the same space takes every byte left: the gather ring was allocated
+      // with the stream, so the stream's converting epochs still run.
+      {
+        std::vector<std::uint8_t> rest(space.capacity().free_bytes, 1);
+        resident::DatasetOptions fill;
+        fill.batch_size = 64;
+        fill.reserve_bytes = 0;
+        DeviceDataset<TypeParam, std::uint8_t> other(
+            space, fill, HostTensor<const std::uint8_t>(rest.data(), {rest.size()}));
+        EXPECT_EQ(space.capacity().free_bytes, 0u);
+        std::size_t rows = 0;
+        for (auto [x] : ds.epoch({2, 0, Shuffle::samples},
+                                 resident::convert<0>(resident::Normalize{1.0f, 0.0f})))
+          rows += x.valid_rows();
+        EXPECT_EQ(rows, ids.size());
+      }
+    }
     options.ring_element_bytes = sizeof(double);
-    StreamingDataset<TypeParam, std::int32_t> wide(TypeParam::with_budget(6144), options, tensor);
+    const resident::testing::ExactSpace<TypeParam> exact(6144);
+    StreamingDataset<TypeParam, std::int32_t> wide(exact.space(), options, tensor);
     EXPECT_EQ(wide.planned_ring_bytes(), 4096u);
     std::size_t rows = 0;
     for (auto [x] : wide.epoch({1, 0, Shuffle::samples}, resident::convert<0>(ToDouble{})))

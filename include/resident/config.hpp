@@ -1,6 +1,8 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-#pragma once
+// No `#pragma once`: this header only defines macros, each where it is not defined yet, so
+// that including it again works out one that was undefined in between (as a test of the
+// detection does).
 
 /// @file
 /// @brief The two detection macros of resident, kept apart on purpose: one answers "is nvcc
@@ -9,10 +11,26 @@
 /// kernels.
 
 /// @brief `__host__ __device__` when compiled by a CUDA compiler, empty otherwise.
+#if !defined(RESIDENT_HOST_DEVICE)
 #if defined(__CUDACC__)
 #define RESIDENT_HOST_DEVICE __host__ __device__
 #else
 #define RESIDENT_HOST_DEVICE
+#endif
+#endif
+
+/// @brief 1 where this translation unit launches resident's gather kernels (the default of
+/// every epoch's `Kernels` parameter): nvcc compiling it. A g++ translation unit's epochs that
+/// would gather on the device are refused when made (`InvalidArgument`), and its zero-copy
+/// epochs work. Its only effect is that default: a g++ and an nvcc unit of one program name
+/// different epoch types, each defined alike in both (see docs/design.md, "nvcc and g++ in one
+/// program").
+#if !defined(RESIDENT_KERNELS)
+#if defined(__CUDACC__)
+#define RESIDENT_KERNELS 1
+#else
+#define RESIDENT_KERNELS 0
+#endif
 #endif
 
 /// @brief 1 when the CUDA runtime API is available (CudaSpace is declared), 0 otherwise.

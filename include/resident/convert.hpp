@@ -41,6 +41,13 @@ RESIDENT_HOST_DEVICE inline float to_float(T value) noexcept {
   }
 }
 
+/// `float(double(x) * double(scale) + double(offset))`: `Normalize`'s arithmetic, shared by the
+/// host's and the kernels' loops so that they agree bit for bit.
+RESIDENT_HOST_DEVICE inline float normalized(float x, float scale, float offset) noexcept {
+  const double product = static_cast<double>(x) * static_cast<double>(scale);
+  return static_cast<float>(product + static_cast<double>(offset));
+}
+
 }  // namespace detail
 
 /// @brief `out = float(in) * scale[c] + offset[c]`, where `c` is the element's channel: one
@@ -159,9 +166,7 @@ class Normalize {
   template <class T>
   [[nodiscard]] RESIDENT_HOST_DEVICE float operator()(T value, std::size_t element) const noexcept {
     const std::size_t c = channels_ == 1 ? 0 : (element / channel_stride_) % channels_;
-    const double product =
-        static_cast<double>(detail::to_float(value)) * static_cast<double>(scale_[c]);
-    return static_cast<float>(product + static_cast<double>(offset_[c]));
+    return detail::normalized(detail::to_float(value), scale_[c], offset_[c]);
   }
 
  private:

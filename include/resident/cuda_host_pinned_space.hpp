@@ -144,6 +144,16 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   /// @throws CudaError when the wait fails.
   void synchronize(stream_type stream) const { RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream)); }
 
+  /// @brief Copies `bytes` of this space into host memory once the work enqueued on `stream`
+  /// is done (kernels may be writing the memory: the copy is ordered on the stream, as the
+  /// space concept says); done when it returns.
+  /// @throws CudaError when the wait fails.
+  void copy_to_host(void* destination, const void* source, std::size_t bytes,
+                    stream_type stream) const {
+    synchronize(stream);
+    HostMemoryCopies::copy_to_host(destination, source, bytes, stream);
+  }
+
   /// @brief Two spaces are equal when they draw from the same budget (or both from none).
   friend bool operator==(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
     return a.budget_ == b.budget_;

@@ -179,7 +179,7 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
 
   /// @brief One epoch in the order `options` gives, with the transforms named, as
   /// `DeviceDataset::epoch` takes them (see `Epoch` for what each shuffle costs and means).
-  template <bool Kernels = detail::kernels_available, class... Transforms>
+  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
   [[nodiscard]] auto epoch(EpochOptions options = {}, Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;
     using Result =

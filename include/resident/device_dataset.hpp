@@ -138,7 +138,7 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// batch of an epoch with a transform is gathered into the ring, under every `Shuffle`.
   /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
   /// a gathering epoch's ring does not fit.
-  template <bool Kernels = detail::kernels_available, class... Transforms>
+  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
   [[nodiscard]] epoch_for<DeviceDataset, Kernels, Transforms...> epoch(EpochOptions options = {},
                                                                        Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;

@@ -28,6 +28,7 @@
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset_core.hpp"
 #include "resident/detail/field_transforms.hpp"
+#include "resident/detail/gather_kernels.hpp"
 #include "resident/detail/gather_ring.hpp"
 #include "resident/detail/host_gather.hpp"
 #include "resident/detail/layout.hpp"
@@ -39,7 +40,6 @@
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
-
 #if defined(__CUDACC__)
 #include "resident/detail/cuda_gather.cuh"
 #endif
@@ -47,24 +47,6 @@
 namespace resident {
 
 namespace detail {
-
-/// Whether this translation unit can launch the gather kernels (nvcc compiling it).
-#if defined(__CUDACC__)
-inline constexpr bool kernels_available = true;
-#else
-inline constexpr bool kernels_available = false;
-#endif
-
-/// @brief Refuses a device gather where this translation unit cannot launch kernels.
-/// @throws InvalidArgument saying what to do.
-template <bool Kernels>
-void require_kernels() {
-  if constexpr (!Kernels)
-    throw InvalidArgument(
-        "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
-        "augmentation or batch_indices()), which launches kernels, but this translation unit was "
-        "not compiled by nvcc; compile it as CUDA, or use Shuffle::none/batches");
-}
 
 /// Bytes of a dataset's largest batch, all fields together: what sizes a host gather's team.
 template <class Space, std::size_t Fields>
@@ -103,7 +85,7 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 /// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
 /// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
 /// one thread at a time.
-template <class Owner, class Conversion = NoConversion, bool Kernels = detail::kernels_available,
+template <class Owner, class Conversion = NoConversion, bool Kernels = RESIDENT_KERNELS,
           class Augment = NoAugmentation>
 class Epoch {
   using Space = typename Owner::space_type;
@@ -136,7 +118,9 @@ class Epoch {
 
   /// @brief Use the dataset's `epoch(options, transforms...)`.
   /// @throws InvalidArgument when a conversion or an augmentation does not fit its field's
-  /// rows; CapacityError when a gathering epoch's ring does not fit (the dataset is unchanged).
+  /// rows, or when the epoch would gather on the device without kernels (`Kernels` false: a
+  /// translation unit not compiled by nvcc); CapacityError when a gathering epoch's ring does not
+  /// fit (the dataset is unchanged).
   Epoch(Owner& dataset, EpochOptions options, Conversion conversion = {}, Augment augment = {})
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
@@ -147,6 +131,9 @@ class Epoch {
     pass_ = dataset.impl_make_pass(options);
     gathers_ =
         always_gathers || (options.shuffle == Shuffle::samples && !dataset.impl_views_samples());
+    // Refused when made, before the ring is claimed, rather than at the first batch.
+    if (gathers_ && space_traits<Space>::gathers_with_kernels && !Kernels)
+      detail::KernelLaunch<false>::refuse();
     if (gathers_) claim_ring();
   }
 
@@ -165,11 +152,10 @@ class Epoch {
 
   /// @brief Batch `k` of the epoch (`k < size()`); on a stream, waits only if its chunks are
   /// still loading.
-  /// @throws std::out_of_range past the end; CapacityError if the ring does not fit;
-  /// InvalidArgument for a gathering epoch on a device space in a translation unit not
-  /// compiled by nvcc; Error once the dataset was moved from, assigned, swapped or destroyed,
-  /// or once a newer gathering epoch took the ring; a stream's load errors (FormatError for a
-  /// changed file, CudaError for a failed copy).
+  /// @throws std::out_of_range past the end; CapacityError if the ring does not fit; Error once the
+  /// dataset was moved from, assigned, swapped or destroyed, or once a newer gathering epoch took
+  /// the ring; a stream's load errors (FormatError for a changed file, CudaError for a failed
+  /// copy).
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!always_gathers) {
@@ -181,7 +167,8 @@ class Epoch {
   /// @brief The row ids of batch `k`, in the dataset's space (`std::int64_t`, as PyTorch
   /// indexes), for kernels that gather by themselves; padding positions name the rows that
   /// pad them. Same lifetime as a gathered view.
-  /// @throws what `batch(k)` throws.
+  /// @throws what `batch(k)` throws; InvalidArgument where the row ids would be written on the
+  /// device without kernels (a zero-copy epoch of a translation unit not compiled by nvcc).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
     const std::size_t slot = materialize(k, gathers_);
@@ -335,20 +322,16 @@ class Epoch {
         for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
       }
     } else {
-      detail::require_kernels<Kernels>();
-#if defined(__CUDACC__)
+      using Launch = detail::KernelLaunch<Kernels>;
       if (with_fields)
-        (detail::device_gather(dataset_->template impl_rows<Field>(gathered),
-                               ring_field<Field>(base), row_elements[Field], order, rows,
-                               transforms_.template op<Field>(),
-                               transforms_.template augmentation<Field>(), transforms_.key,
-                               Field == 0 ? indices : nullptr, dataset_->stream()),
+        (detail::device_gather<Launch>(dataset_->template impl_rows<Field>(gathered),
+                                       ring_field<Field>(base), row_elements[Field], order, rows,
+                                       transforms_.template op<Field>(),
+                                       transforms_.template augmentation<Field>(), transforms_.key,
+                                       Field == 0 ? indices : nullptr, dataset_->stream()),
          ...);
       else
-        detail::device_fill_indices(order, rows, indices, dataset_->stream());
-#else
-      (void)order, (void)row_elements, (void)indices;
-#endif
+        detail::device_fill_indices<Launch>(order, rows, indices, dataset_->stream());
     }
     fences.after_fill(slot, dataset_->stream());
   }

@@ -45,7 +45,7 @@ namespace resident {
 
 /// @brief One epoch of a `StreamingDataset`: the `Epoch` every dataset's epochs are (see
 /// `Epoch` for the batches, their cost and lifetime, and `wait`/`release`).
-template <class Owner, class Conversion = NoConversion, bool Kernels = detail::kernels_available,
+template <class Owner, class Conversion = NoConversion, bool Kernels = RESIDENT_KERNELS,
           class Augment = NoAugmentation>
 using StreamingEpoch = Epoch<Owner, Conversion, Kernels, Augment>;
 
@@ -198,7 +198,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
   /// a gathering epoch's ring does not fit (it was planned with the chunk slots: only a
   /// conversion wider than `DatasetOptions::ring_element_bytes` can grow it).
-  template <bool Kernels = detail::kernels_available, class... Transforms>
+  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
   [[nodiscard]] epoch_for<StreamingDataset, Kernels, Transforms...> epoch(
       EpochOptions options = {}, Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;

@@ -49,7 +49,7 @@ DatasetOptions small_batches() {
 /// launches kernels, which a g++ translation unit cannot.
 template <class Space>
 std::vector<Shuffle> shuffles() {
-  if (std::is_same_v<Space, resident::HostSpace> || resident::detail::kernels_available)
+  if (std::is_same_v<Space, resident::HostSpace> || RESIDENT_KERNELS)
     return {Shuffle::none, Shuffle::batches, Shuffle::samples};
   return {Shuffle::none, Shuffle::batches};
 }

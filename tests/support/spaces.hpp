@@ -69,60 +69,62 @@ void skip_unless_usable() {
   GTEST_SKIP() << "skipped: no CUDA device: " << *why;
 }
 
-/// @brief A machine without a CUDA device for the scope, where the CUDA runtime is the test
-/// suite's simulation (the machine as it was comes back after); nothing elsewhere, where the
-/// tests of a machine without a device run only on one.
-class WithoutDevices {
+/// @brief The simulated machine changed by `change` (a callable taking a `simcuda::Machine&`)
+/// for the scope, and back as it was after, where the CUDA runtime is the test suite's
+/// simulation; nothing elsewhere (a real machine is what it is).
+class SimulatedMachine {
  public:
 #if RESIDENT_TEST_SIMULATED_CUDA
-  WithoutDevices() : kept_(simcuda::machine()) {
-    simcuda::Machine none = kept_;
-    none.devices = 0;
-    simcuda::configure(none);
+  template <class Change>
+  explicit SimulatedMachine(Change change) : kept_(simcuda::machine()) {
+    simcuda::Machine changed = kept_;
+    change(changed);
+    simcuda::configure(changed);
   }
-  ~WithoutDevices() { simcuda::configure(kept_); }
+  ~SimulatedMachine() { simcuda::configure(kept_); }
 
  private:
   simcuda::Machine kept_;
 #else
-  WithoutDevices() = default;
+  template <class Change>
+  explicit SimulatedMachine(Change /*change*/) {}
 #endif
 
  public:
-  WithoutDevices(const WithoutDevices&) = delete;
-  WithoutDevices& operator=(const WithoutDevices&) = delete;
+  SimulatedMachine(const SimulatedMachine&) = delete;
+  SimulatedMachine& operator=(const SimulatedMachine&) = delete;
 };
 
-/// @brief Streams whose every operation waits up to `max_delay_us` before it runs, for the scope,
-/// where the CUDA runtime is the test suite's simulation: a read that is not ordered before a write
-/// then sees the write. Nothing elsewhere (a device's own timing decides).
-class SlowStreams {
+/// @brief A machine without a CUDA device for the scope (where the runtime is simulated; the
+/// tests of a machine without a device run only on one elsewhere).
+class WithoutDevices : public SimulatedMachine {
  public:
-#if RESIDENT_TEST_SIMULATED_CUDA
-  explicit SlowStreams(unsigned max_delay_us) : kept_(simcuda::machine()) {
-    simcuda::Machine slow = kept_;
-    slow.max_delay_us = max_delay_us;
-    slow.delay_one_in = 1;
-    simcuda::configure(slow);
-  }
-  ~SlowStreams() { simcuda::configure(kept_); }
+  WithoutDevices() : SimulatedMachine([](auto& machine) { machine.devices = 0; }) {}
+};
 
- private:
-  simcuda::Machine kept_;
-#else
-  explicit SlowStreams(unsigned /*max_delay_us*/) {}
-#endif
-
+/// @brief Streams whose every operation waits up to `max_delay_us` before it runs, for the scope
+/// (where the runtime is simulated): a read that is not ordered before a write then sees the
+/// write. Elsewhere a device's own timing decides.
+class SlowStreams : public SimulatedMachine {
  public:
-  SlowStreams(const SlowStreams&) = delete;
-  SlowStreams& operator=(const SlowStreams&) = delete;
+  explicit SlowStreams(unsigned max_delay_us)
+      : SimulatedMachine([max_delay_us](auto& machine) {
+          machine.max_delay_us = max_delay_us;
+          machine.delay_one_in = 1;
+        }) {}
+};
+
+/// @brief A simulated machine of `devices` devices for the scope (see `SimulatedMachine`).
+class SimulatedDevices : public SimulatedMachine {
+ public:
+  explicit SimulatedDevices(int devices)
+      : SimulatedMachine([devices](auto& machine) { machine.devices = devices; }) {}
 };
 
 /// Whether this translation unit can gather into `Space` (its gathers need kernels where the
 /// space gathers with them, and kernels need nvcc).
 template <class Space>
-inline constexpr bool gathers_here =
-    !space_traits<Space>::gathers_with_kernels || detail::kernels_available;
+inline constexpr bool gathers_here = !space_traits<Space>::gathers_with_kernels || RESIDENT_KERNELS;
 
 /// Names typed-test instances by space ("HostSpace", "CudaSpace", ...) instead of 0, 1.
 struct SpaceName {
@@ -174,6 +176,52 @@ Space budgeted_space() {
   else
     return Space{};
 }
+
+/// @brief A space of exactly `bytes` bytes, for tests of exact budgets: `with_budget(bytes)` where
+/// the space has budgets; on the simulated device, the device itself, made `bytes` large while
+/// this object lives (make it before the datasets, so that it outlives them; give them
+/// `reserve_bytes = 0`, as a budget's default is). `available` is false elsewhere.
+template <class Space>
+class ExactSpace {
+ public:
+#if RESIDENT_TEST_SIMULATED_CUDA
+  static constexpr bool on_device = std::is_same_v<Space, CudaSpace>;
+#else
+  static constexpr bool on_device = false;
+#endif
+  static constexpr bool available = has_budget<Space>::value || on_device;
+
+  explicit ExactSpace(std::size_t bytes)
+      : machine_([&](auto& machine) {
+          if (on_device) machine.device_bytes = bytes;
+        }),
+        space_(make(bytes)) {}
+
+  [[nodiscard]] const Space& space() const noexcept { return space_; }
+  /// Bytes the space has handed out.
+  [[nodiscard]] std::size_t used() const {
+    if constexpr (has_budget<Space>::value) {
+      return space_.used_bytes();
+    } else {
+#if RESIDENT_TEST_SIMULATED_CUDA
+      return simcuda::device_bytes_used();
+#else
+      return 0;
+#endif
+    }
+  }
+
+ private:
+  static Space make([[maybe_unused]] std::size_t bytes) {
+    if constexpr (has_budget<Space>::value)
+      return Space::with_budget(bytes);
+    else
+      return Space{};
+  }
+
+  SimulatedMachine machine_;
+  Space space_;
+};
 
 /// The bytes `space` has handed out, where it accounts them (a budgeted space).
 template <class Space>

@@ -19,14 +19,6 @@ namespace resident::detail {
 /// kernels, so their count is bounded (a window of 16 chunks of the default 64 MiB is 1 GiB).
 inline constexpr std::size_t max_window_chunks = 16;
 
-/// A row of a gathered streaming batch: its chunk slot, its row in the slot, and its row id
-/// (the stored row it is, as a `DeviceDataset` numbers it).
-struct ChunkPlace {
-  std::uint64_t slot = 0;
-  std::uint64_t slot_row = 0;
-  std::uint64_t row = 0;
-};
-
 /// @brief The row of each position of one gathered streaming batch. Straight (`samples`
 /// empty): the batch's rows in order, from row `slot_row` of slot `slot[0]`, with the row ids
 /// of `straight`. Shuffled: the window's rows are its full batches (every chunk's batches in
@@ -45,8 +37,8 @@ struct ChunkRows {
   std::uint64_t slot[max_window_chunks] = {};         ///< Slot of each chunk of the window.
   std::uint64_t first_batch[max_window_chunks] = {};  ///< Its first dataset batch.
 
-  [[nodiscard]] RESIDENT_HOST_DEVICE ChunkPlace place(std::uint64_t r) const noexcept {
-    if (samples.size() == 0) return {slot[0], slot_row + r, straight.row(r)};
+  [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r) const noexcept {
+    if (samples.size() == 0) return {straight.row(r), slot[0], slot_row + r};
     const std::uint64_t entry = samples(first + r);
     const std::uint64_t batch = entry / batch_size;
     const std::uint64_t within = entry % batch_size;
@@ -54,8 +46,8 @@ struct ChunkRows {
     const std::uint64_t local = batch % chunk_batches;
     // Every batch of a window is a full round of the order: its lane's rows start at
     // `(batch * lanes + lane) * batch_size` (see ShardGeometry::slice).
-    return {slot[chunk], local * batch_size + within,
-            ((first_batch[chunk] + local) * lanes + lane) * batch_size + within + offset};
+    return {((first_batch[chunk] + local) * lanes + lane) * batch_size + within + offset,
+            slot[chunk], local * batch_size + within};
   }
   /// The row id at batch position `r`, as `RowOrder::row` gives it.
   [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t r) const noexcept {
@@ -72,6 +64,10 @@ struct StoredRows {
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t /*position*/,
                                                  std::uint64_t row) const noexcept {
     return base + row * row_elements;
+  }
+  /// Where the row at `place` starts.
+  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place) const noexcept {
+    return at(0, place.row);
   }
   /// The same rows read as `Word`s (the copy kernels' unit; rows are a whole number of them).
   template <class Word>
@@ -109,9 +105,13 @@ struct ChunkSlotRows {
 
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t position,
                                                  std::uint64_t row) const noexcept {
+    // Direct rows lie where their ids say; slot rows where the batch position puts them.
+    return at(direct != nullptr ? RowPlace{row} : rows.place(position));
+  }
+  /// Where the row at `place` starts (its place worked out once by the caller).
+  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place) const noexcept {
     if (direct != nullptr)
-      return reinterpret_cast<const T*>(direct + source.row(row) * row_bytes);  // NOLINT: typed
-    const ChunkPlace place = rows.place(position);
+      return reinterpret_cast<const T*>(direct + source.row(place.row) * row_bytes);  // NOLINT
     return reinterpret_cast<const T*>(  // NOLINT: typed view of the slot's bytes
         field_base + place.slot * slot_bytes + place.slot_row * row_bytes);
   }
