@@ -60,7 +60,9 @@ class StreamRef {
 
   /// @brief Views `stream`, a handle the CUDA runtime gave (`cudaStreamCreate`,
   /// `cudaStreamCreateWithFlags`) or `cudaStreamPerThread`. Implicit, as a handle is one.
-  constexpr StreamRef(value_type stream) noexcept : stream_(stream) {}  // NOLINT(*-explicit-*)
+  // cppcheck-suppress noExplicitConstructor ; a handle converts, as to cuda::stream_ref
+  constexpr StreamRef(value_type stream) noexcept  // NOLINT(google-explicit-constructor)
+      : stream_(stream) {}
   /// @brief Deleted: `0` would name the legacy default stream.
   StreamRef(int) = delete;
   /// @brief Deleted: `nullptr` would name the legacy default stream.
@@ -68,10 +70,11 @@ class StreamRef {
 
 #if RESIDENT_HAS_CUDA_STREAM_REF
   /// @brief Views the stream `stream` refers to (where CCCL is available).
-  constexpr StreamRef(cuda::stream_ref stream) noexcept  // NOLINT(*-explicit-*)
+  // cppcheck-suppress noExplicitConstructor ; either view converts to the other
+  constexpr StreamRef(cuda::stream_ref stream) noexcept  // NOLINT(google-explicit-constructor)
       : stream_(stream.get()) {}
   /// @brief The same stream as a `cuda::stream_ref`, for CCCL's APIs (where CCCL is available).
-  constexpr operator cuda::stream_ref() const noexcept {  // NOLINT(*-explicit-*)
+  constexpr operator cuda::stream_ref() const noexcept {  // NOLINT(google-explicit-constructor)
     return cuda::stream_ref(stream_);
   }
   /// @brief Whether both name the same stream. Spelled out for the mixed pair: otherwise
@@ -107,19 +110,19 @@ class StreamRef {
   }
   /// @brief Whether `a` views `b`. Spelled out, as the mixed pairs with `cuda::stream_ref` are:
   /// with both types' conversions from a handle, `ref == handle` would be ambiguous.
-  [[nodiscard]] friend constexpr bool operator==(StreamRef a, value_type b) noexcept {
+  [[nodiscard]] friend constexpr bool operator==(StreamRef a, const CUstream_st* b) noexcept {
     return a.stream_ == b;
   }
   /// @brief Whether `b` views `a`.
-  [[nodiscard]] friend constexpr bool operator==(value_type a, StreamRef b) noexcept {
+  [[nodiscard]] friend constexpr bool operator==(const CUstream_st* a, StreamRef b) noexcept {
     return a == b.stream_;
   }
   /// @brief Whether `a` views another stream than `b`.
-  [[nodiscard]] friend constexpr bool operator!=(StreamRef a, value_type b) noexcept {
+  [[nodiscard]] friend constexpr bool operator!=(StreamRef a, const CUstream_st* b) noexcept {
     return !(a == b);
   }
   /// @brief Whether `b` views another stream than `a`.
-  [[nodiscard]] friend constexpr bool operator!=(value_type a, StreamRef b) noexcept {
+  [[nodiscard]] friend constexpr bool operator!=(const CUstream_st* a, StreamRef b) noexcept {
     return !(a == b);
   }
 
