@@ -38,7 +38,7 @@ static_assert(!std::is_default_constructible_v<StreamRef>, "no default: it would
 // From a handle, implicitly, so that `options.stream = stream;` reads as with a bare handle.
 static_assert(std::is_convertible_v<Handle, StreamRef>);
 static_assert(std::is_trivially_copyable_v<StreamRef>);
-static_assert(sizeof(StreamRef) == sizeof(Handle));
+static_assert(sizeof(StreamRef) == sizeof(void*), "a handle, nothing more");
 static_assert(std::is_same_v<decltype(std::declval<StreamRef>().get()), Handle>);
 // The option: assignable from a handle, not from the literals.
 static_assert(std::is_assignable_v<std::optional<StreamRef>&, Handle>);
