@@ -11,10 +11,7 @@
 
 #include "resident/progress.hpp"
 #include "resident/shard.hpp"
-
-/// The CUDA runtime's stream type is `CUstream_st*` (`cudaStream_t`); declaring the struct
-/// lets the options name a stream without including CUDA headers (as PyTorch's c10 does).
-struct CUstream_st;
+#include "resident/stream_ref.hpp"
 
 namespace resident {
 
@@ -139,10 +136,16 @@ struct DatasetOptions {
   /// Uploads under 4 MiB always stay on the calling thread.
   unsigned upload_threads = 0;
   /// @brief `CudaSpace` only: the stream to order the upload (and later device work) on, e.g.
-  /// your training stream. Unset: the dataset creates and owns a non-blocking stream. A stream
-  /// given here is borrowed, never destroyed; it must belong to the space's device and outlive
-  /// the dataset. Ignored by `HostSpace`.
-  std::optional<CUstream_st*> stream{};
+  /// your training stream (`options.stream = stream;` with a `cudaStream_t`). Unset: the
+  /// dataset creates and owns a non-blocking stream. A stream given here is borrowed, never
+  /// destroyed; it must belong to the space's device and outlive the dataset. It must be one
+  /// made with `cudaStreamCreate` or `cudaStreamCreateWithFlags`, or `cudaStreamPerThread`:
+  /// the legacy default stream synchronises with every other blocking stream, so the dataset's
+  /// copies and gathers would serialise with the training. `StreamRef` refuses the literals
+  /// `0` and `nullptr` at compile time; a dataset refuses a handle that is null or
+  /// `cudaStreamLegacy` at run time (`InvalidArgument`, before allocating). Ignored by
+  /// `HostSpace`.
+  std::optional<StreamRef> stream{};
   /// @brief Batches a gathering epoch keeps at once (`Shuffle::samples`, conversions,
   /// `batch_indices()`): a gathered view stays valid until `ring_depth` more batches of the
   /// same epoch have been gathered. The ring is allocated at the first such epoch; `plan()`

@@ -55,10 +55,10 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// @param space where to put the data; copies of a space share its accounting
   /// @param options batch size, remainder policy, reserve, upload tuning, stream, progress
   /// @param fields host tensors with equal row counts; read only during this call
-  /// @throws InvalidArgument for mismatched rows, batch size 0, byte overflow or a zero chunk
-  /// size; CapacityError when the data does not fit (before allocating) or the allocation
-  /// fails; Cancelled when the progress callback returns false; CudaError when a CUDA call
-  /// fails; whatever the progress callback throws.
+  /// @throws InvalidArgument for mismatched rows, batch size 0, byte overflow, a zero chunk
+  /// size or the legacy default stream as `options.stream`; CapacityError when the data does not
+  /// fit (before allocating) or the allocation fails; Cancelled when the progress callback returns
+  /// false; CudaError when a CUDA call fails; whatever the progress callback throws.
   /// @note Strong guarantee: on any exception everything taken is released and the caller's
   /// data is untouched. On return the upload is complete on the device (the dataset's stream
   /// has been synchronised): kernels on any stream may read the data, and `fields` may be

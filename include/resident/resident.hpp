@@ -27,6 +27,7 @@
 #include "resident/shape.hpp"
 #include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/stream_ref.hpp"
 #include "resident/streaming_dataset.hpp"
 #include "resident/units.hpp"
 #include "resident/version.hpp"

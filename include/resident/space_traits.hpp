@@ -33,9 +33,7 @@
 #include <cstddef>
 #include <type_traits>
 
-/// The CUDA runtime's stream type (`cudaStream_t` is `CUstream_st*`), declared so that the
-/// traits can recognise it without including CUDA headers.
-struct CUstream_st;
+#include "resident/stream_ref.hpp"  // CUstream_st: the traits recognise CUDA streams by it
 
 namespace resident {
 

@@ -120,8 +120,9 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @param options batch size, remainder policy, reserve, sharding, stream, copy threads and
   /// `streaming` (chunking and prefetch)
   /// @param fields host tensors with equal row counts, read every epoch: keep them alive
-  /// @throws InvalidArgument for mismatched rows, batch size 0, overflow or invalid
-  /// `StreamOptions`; CapacityError when the ring does not fit; CudaError when CUDA fails.
+  /// @throws InvalidArgument for mismatched rows, batch size 0, overflow, invalid
+  /// `StreamOptions` or the legacy default stream as `options.stream`; CapacityError when the ring
+  /// does not fit; CudaError when CUDA fails.
   StreamingDataset(Space space, const DatasetOptions& options,
                    const HostTensor<const Ts>&... fields)
       : StreamingDataset(

@@ -9,6 +9,7 @@
 // every member here empties itself when moved from, so that the owners' moves are defaulted.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/dataset_options.hpp"
+#include "resident/detail/expects.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/layout.hpp"
 #include "resident/detail/resources.hpp"
@@ -25,6 +27,7 @@
 #include "resident/detail/tenancy.hpp"
 #include "resident/error.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/stream_ref.hpp"
 
 namespace resident::detail {
 
@@ -80,6 +83,25 @@ class OwningStream {
   stream_type stream_;
 };
 
+/// @brief Refuses a caller's stream that is the legacy default stream: a null handle, or
+/// `cudaStreamLegacy` (the runtime's `(cudaStream_t)0x1`, spelled out here so that no CUDA
+/// header is needed). Every other blocking stream of the device synchronises with it, so the
+/// dataset's copies and gathers and the training's kernels would wait for one another.
+/// `cudaStreamPerThread` (`0x2`), which synchronises with the legacy stream alone, is accepted.
+/// @throws InvalidArgument for the legacy stream.
+inline void check_caller_stream(StreamRef stream) {
+  const auto handle = reinterpret_cast<std::uintptr_t>(stream.get());  // NOLINT: a handle's value
+  RESIDENT_EXPECTS(
+      handle != 0 && handle != 0x1,
+      std::string("DatasetOptions::stream is ") +
+          (handle == 0 ? "a null cudaStream_t" : "cudaStreamLegacy") +
+          ", the legacy default stream: it synchronises with every other blocking stream of "
+          "the device, so the dataset's copies would serialise with the training. Expected a "
+          "stream made with cudaStreamCreate or cudaStreamCreateWithFlags (e.g. the training "
+          "stream), or cudaStreamPerThread; pass one of those, or leave the option unset and "
+          "the dataset makes its own non-blocking stream");
+}
+
 /// @brief A dataset's stream: the caller's (`DatasetOptions::stream`, where the space takes
 /// one: never destroyed here), or one the dataset owns. `view()` is what every operation uses.
 /// An owned stream is shared with whatever `keep_alive()` is given to (a streaming dataset's
@@ -94,7 +116,9 @@ class DatasetStream {
   DatasetStream(const Space& space, const DatasetOptions& options) {
     if constexpr (space_traits<Space>::takes_caller_stream) {
       if (options.stream) {
-        view_ = ResetOnMove<stream_type>(*options.stream);
+        // Before the dataset allocates anything: a refusal leaves nothing to release.
+        check_caller_stream(*options.stream);
+        view_ = ResetOnMove<stream_type>(options.stream->get());
         return;
       }
     }
