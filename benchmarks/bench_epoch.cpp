@@ -5,7 +5,8 @@
 // device-to-device cudaMemcpy, both over the bytes the epoch delivers. (Timing the copy in
 // every iteration would make it dominate the zero-copy modes, whose epochs take microseconds.)
 // Data: CIFAR-10-shaped uint8 images (50,000 x 3 x 32 x 32) with int32 labels, and a wider float32
-// case (20,000 x 2,048). Compiled by nvcc where it exists, so that the device gathers can launch.
+// case (20,000 x 2,048); on the GPU also rows of one int32 (1,000,000 of them, with their
+// labels), whose gathers put many rows in a block. Compiled by nvcc where it exists, so that the device gathers can launch.
 // The host's shuffled epochs are also measured against NumPy's fancy indexing on the same shapes
 // (`ratio_to_numpy`, from benchmarks/peers/numpy_epoch.py run as a subprocess before the epochs;
 // left out, with a message, where Python or NumPy is missing).
@@ -76,6 +77,7 @@ struct Shape {
 };
 constexpr Shape kCifar{50000, 3 * 32 * 32};  // uint8 features
 constexpr Shape kWide{20000, 2048};          // float32 features
+constexpr Shape kLabels{1000000, 1};  // one int32 feature: rows narrower than a thread's word
 
 DatasetOptions epoch_options() {
   DatasetOptions options;
@@ -352,6 +354,7 @@ void register_all() {
 #if defined(__CUDACC__)
   add("BM_CudaEpoch/cifar_u8", BM_CudaEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_CudaEpoch/wide_f32", BM_CudaEpoch<float>, kWide, kSamples);
+  add("BM_CudaEpoch/labels_i32", BM_CudaEpoch<std::int32_t>, kLabels, kSamples);
 #endif
 }
 
