@@ -11,10 +11,12 @@ A skip's reason is the line a test prints as "skipped: <reason>[: <detail>]" (Go
 tests: the message of GTEST_SKIP(), which tests/support/spaces.hpp and the tests spell so;
 script tests: their output). Skips are grouped by <reason>.
 
-  scripts/test-report.py BUILD_DIR [--allow-skip REASON]... [--require-label LABEL]...
+  scripts/test-report.py BUILD_DIR [--allow-skip REASON]... [--no-skips]
+                        [--require-label LABEL]...
 
 --allow-skip REASON   fail unless every skip has one of these reasons (repeatable); without
-                      it, skips are reported and never fail
+                      it (and without --no-skips), skips are reported and never fail
+--no-skips            fail at any skip
 --require-label LABEL fail unless at least one test with this label ran and passed
                       (repeatable): a build that lost, say, MPI cannot pass by omission
 
@@ -69,6 +71,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build")
     parser.add_argument("--allow-skip", action="append", default=[], metavar="REASON")
+    parser.add_argument("--no-skips", action="store_true")
     parser.add_argument("--require-label", action="append", default=[], metavar="LABEL")
     args = parser.parse_args()
 
@@ -122,16 +125,16 @@ def main():
             print(f"    {len(tests):6d}  {reason}")
 
     problems = [f"{test} did not run: {why}" for test, why in not_run]
-    if args.allow_skip:
+    if args.allow_skip or args.no_skips:
         for reason, tests in sorted(skips.items()):
             if reason in args.allow_skip:
                 continue
             shown = "".join(f"\n      {test}" + (f" ({detail})" if detail else "")
                             for test, detail in tests[:10])
             more = f"\n      ... and {len(tests) - 10} more" if len(tests) > 10 else ""
+            expected = ", ".join(repr(r) for r in args.allow_skip) or "none"
             problems.append(f"{len(tests)} test(s) skipped because '{reason}', which is not "
-                            f"an expected reason here (expected: "
-                            f"{', '.join(repr(r) for r in args.allow_skip)}); make them run "
+                            f"an expected reason here (expected: {expected}); make them run "
                             f"here:{shown}{more}")
     if args.require_label:
         labels = labels_by_test(args.build)
