@@ -50,12 +50,7 @@ std::vector<std::int32_t> read_late(Epoch&& epoch, std::size_t batch_size, cudaS
     copy_late<<<1, 128, 0, reader>>>(view.data(), view.size(), device + k * batch_size);
     if (release) epoch.release(k, reader);
   }
-  std::vector<std::int32_t> read(total);
-  EXPECT_EQ(cudaStreamSynchronize(reader), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(read.data(), device, total * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
-            cudaSuccess);
-  EXPECT_EQ(cudaFree(device), cudaSuccess);
-  return read;
+  return resident::testing::take_back(device, total, reader);
 }
 
 class PinnedKernel : public ::testing::Test {

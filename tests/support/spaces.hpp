@@ -52,6 +52,18 @@ inline std::optional<std::string> unavailable_reason<CudaHostPinnedSpace>() {
   return std::nullopt;
 }
 using SpaceTypes = ::testing::Types<HostSpace, CudaSpace, CudaHostPinnedSpace>;
+
+/// Waits for `reader`, copies the `count` values at device address `device` back to the host,
+/// and frees them (`cudaMalloc`ed): the end of a test's reads on the device.
+template <class T>
+std::vector<T> take_back(T* device, std::size_t count, cudaStream_t reader) {
+  std::vector<T> values(count);
+  EXPECT_EQ(cudaStreamSynchronize(reader), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(values.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(cudaFree(device), cudaSuccess);
+  return values;
+}
 #else
 using SpaceTypes = ::testing::Types<HostSpace>;
 #endif

@@ -179,12 +179,23 @@ struct GatherRows {
     shared.from[thread] = source.at(place);
     return true;
   }
-  /// The row of the group that `thread` works on, or false past the batch's last row.
-  RESIDENT_HOST_DEVICE bool row_of(std::uint64_t group, unsigned thread, unsigned& j,
-                                   std::uint64_t& r) const noexcept {
-    j = thread >> shape.row_shift;
-    r = group * shape.group_rows() + j;
-    return r < shape.rows;
+  /// Walks the row of the group that `thread` works on (none past the batch's last row): calls
+  /// `element(from, to, e, cursor, j)` for each element `e` of row `j` of the group that the
+  /// thread takes (`row_threads` apart), the conversion's cursor advanced along.
+  template <class Shared, class Op, class Element>
+  RESIDENT_HOST_DEVICE void walk(std::uint64_t group, unsigned thread, const Shared& shared,
+                                 const KernelOp<Op>& op, Element element) const {
+    const unsigned j = thread >> shape.row_shift;
+    const std::uint64_t r = group * shape.group_rows() + j;
+    if (r >= shape.rows) return;
+    const In* from = reach(shared.from[j]);
+    Out* to = reach(destination + r * row_elements);
+    const std::uint64_t first = thread & (shape.row_threads() - 1);
+    auto cursor = op.start(first);
+    for (std::uint64_t e = first; e < row_elements; e += shape.row_threads()) {
+      element(from, to, e, cursor, j);
+      op.advance(cursor);
+    }
   }
 };
 
@@ -206,17 +217,10 @@ struct ConvertRowsBody {
     (void)rows.locate(group, thread, shared, place);
   }
   RESIDENT_HOST_DEVICE void work(std::uint64_t group, unsigned thread, const Shared& shared) const {
-    unsigned j = 0;
-    std::uint64_t r = 0;
-    if (!rows.row_of(group, thread, j, r)) return;
-    const In* from = rows.reach(shared.from[j]);
-    Out* to = rows.reach(rows.destination + r * rows.row_elements);
-    const std::uint64_t first = thread & (rows.shape.row_threads() - 1);
-    auto cursor = op.start(first);
-    for (std::uint64_t e = first; e < rows.row_elements; e += rows.shape.row_threads()) {
-      to[e] = op(from[e], cursor);
-      op.advance(cursor);
-    }
+    rows.walk(group, thread, shared, op,
+              [&](const In* from, Out* to, std::uint64_t e, const auto& cursor, unsigned /*j*/) {
+                to[e] = op(from[e], cursor);
+              });
   }
 };
 
@@ -244,21 +248,14 @@ struct AugmentRowsBody {
       shared.draws[thread] = draw_sample(augmentation, key, place.row);
   }
   RESIDENT_HOST_DEVICE void work(std::uint64_t group, unsigned thread, const Shared& shared) const {
-    unsigned j = 0;
-    std::uint64_t r = 0;
-    if (!rows.row_of(group, thread, j, r)) return;
-    const In* from = rows.reach(shared.from[j]);
-    Out* to = rows.reach(rows.destination + r * rows.row_elements);
-    const SampleDraws& draws = shared.draws[j];
-    const std::uint64_t first = thread & (rows.shape.row_threads() - 1);
-    auto cursor = op.start(first);
-    for (std::uint64_t e = first; e < rows.row_elements; e += rows.shape.row_threads()) {
-      const auto element = static_cast<std::size_t>(e);
-      const std::int64_t at = source_element(augmentation, draws, element);
-      const Out converted = op(at < 0 ? In{} : from[at], cursor);
-      to[e] = cut_out(augmentation.image, draws, element) ? Out{} : converted;
-      op.advance(cursor);
-    }
+    rows.walk(group, thread, shared, op,
+              [&](const In* from, Out* to, std::uint64_t e, const auto& cursor, unsigned j) {
+                const SampleDraws& draws = shared.draws[j];
+                const auto element = static_cast<std::size_t>(e);
+                const std::int64_t at = source_element(augmentation, draws, element);
+                const Out converted = op(at < 0 ? In{} : from[at], cursor);
+                to[e] = cut_out(augmentation.image, draws, element) ? Out{} : converted;
+              });
   }
 };
 
