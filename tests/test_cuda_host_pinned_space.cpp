@@ -134,19 +134,19 @@ template <class Epoch>
 std::vector<std::int32_t> read_on_device(Epoch&& epoch, std::size_t batch_size, cudaStream_t reader,
                                          bool release) {
   const std::size_t total = epoch.size() * batch_size;  // every batch is full (padded)
-  std::int32_t* device = nullptr;
+  void* device = nullptr;
   EXPECT_EQ(cudaMalloc(&device, std::max<std::size_t>(total, 1) * sizeof(std::int32_t)),
             cudaSuccess);
   for (std::size_t k = 0; k < epoch.size(); ++k) {
     const auto view = std::get<0>(epoch.batch(k));
     EXPECT_EQ(view.size(), batch_size);
     if (release) epoch.wait(k, reader);
-    EXPECT_EQ(cudaMemcpyAsync(device + k * batch_size, view.data(), view.bytes(),
-                              cudaMemcpyHostToDevice, reader),
+    EXPECT_EQ(cudaMemcpyAsync(static_cast<std::int32_t*>(device) + k * batch_size, view.data(),
+                              view.bytes(), cudaMemcpyHostToDevice, reader),
               cudaSuccess);
     if (release) epoch.release(k, reader);
   }
-  return resident::testing::take_back(device, total, reader);
+  return resident::testing::take_back(static_cast<std::int32_t*>(device), total, reader);
 }
 
 // Every batch of the epoch, in order, as the host reads it on a `HostSpace` dataset.
