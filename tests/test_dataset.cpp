@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
@@ -12,6 +13,7 @@
 
 #include "resident/dataset.hpp"
 #include "resident/host_space.hpp"
+#include "support/spaces.hpp"
 
 namespace {
 
@@ -164,6 +166,50 @@ TEST(MakeDataset, RefusesInvalidStreamOptionsOnlyWhenItStreams) {
       resident::make_dataset(HostSpace::with_budget(1 << 20), options, tensor).is_streaming());
   EXPECT_THROW((void)resident::make_dataset(HostSpace::with_budget(2048), options, tensor),
                resident::InvalidArgument);
+}
+
+// A Dataset's epoch orders other streams (wait, release) and gives row ids as the epoch it
+// holds does: batches read on another stream equal the preloaded dataset's own.
+template <class Space>
+void check_dataset_epoch_orders_other_streams(const Space& space) {
+  std::vector<std::int32_t> ids(203);
+  std::iota(ids.begin(), ids.end(), 0);
+  DatasetOptions options;
+  options.batch_size = 16;
+  const HostTensor<const std::int32_t> tensor(ids.data(), {ids.size()});
+  auto ds = resident::make_dataset(space, options, tensor);
+  ASSERT_NE(ds.preloaded(), nullptr);
+  const auto consumer = space.create_stream();
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::samples}) {
+    auto epoch = ds.epoch({5, 1, shuffle});
+    EXPECT_EQ(epoch.gathers(), shuffle == Shuffle::samples);
+    std::vector<std::int32_t> read;
+    std::vector<std::int64_t> row_ids;
+    for (std::size_t k = 0; k < epoch.size(); ++k) {
+      const auto [view] = epoch.batch(k);
+      const auto indices = epoch.batch_indices(k);
+      epoch.wait(k, consumer);
+      const auto rows = resident::testing::read_back(space, consumer, view);
+      const auto got = resident::testing::read_back(space, consumer, indices);
+      epoch.release(k, consumer);
+      read.insert(read.end(), rows.begin(), rows.end());
+      row_ids.insert(row_ids.end(), got.begin(), got.end());
+    }
+    std::vector<std::int64_t> expected(read.begin(), read.end());  // row r holds r
+    EXPECT_EQ(row_ids, expected);
+    std::sort(read.begin(), read.end());
+    EXPECT_EQ(read, ids);
+  }
+  space.destroy_stream(consumer);
+}
+
+TEST(MakeDataset, EpochsOrderOtherStreamsAndGiveRowIdsAsTheEpochsTheyHold) {
+  check_dataset_epoch_orders_other_streams(HostSpace{});
+#if RESIDENT_HAS_CUDA
+  resident::testing::skip_unless_usable<resident::CudaSpace>();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
+  check_dataset_epoch_orders_other_streams(resident::CudaSpace{0});
+#endif
 }
 
 }  // namespace

@@ -178,6 +178,42 @@ TEST_F(StreamRefOnCuda, PerThreadStreamIsAccepted) {
   EXPECT_EQ(ds.stream(), cudaStreamPerThread);
   EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), rows_);
 }
+
+// A stream of another device, or one already destroyed, would fail the upload half-way: the
+// dataset refuses it when it is made, naming both devices, before it allocates anything.
+TEST_F(StreamRefOnCuda, AStreamOfAnotherDeviceOrADestroyedOneIsRefusedWhenMade) {
+  const resident::testing::SimulatedDevices two(2);
+  if (CudaSpace::device_count() < 2) GTEST_SKIP() << "skipped: fewer than two CUDA devices";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  cudaStream_t on_zero = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&on_zero, cudaStreamNonBlocking), cudaSuccess);
+  DatasetOptions options;
+  options.batch_size = 4;
+  options.stream = on_zero;
+  const resident::HostTensor<const std::int32_t> tensor(rows_.data(), {rows_.size()});
+  const std::size_t bytes_before = device_bytes();
+  const auto expect_refused = [&](const CudaSpace& space, std::vector<std::string> parts) {
+    try {
+      const resident::DeviceDataset<CudaSpace, std::int32_t> ds(space, options, tensor);
+      ADD_FAILURE() << "a dataset on " << space.name() << " took the stream";
+    } catch (const resident::InvalidArgument& error) {
+      for (const std::string& part : parts)
+        EXPECT_NE(std::string(error.what()).find(part), std::string::npos)
+            << part << " missing from: " << error.what();
+    }
+    EXPECT_EQ(device_bytes(), bytes_before) << "nothing allocated";
+  };
+  expect_refused(CudaSpace{1}, {"belongs to cuda:0", "space is cuda:1", "made on device 1"});
+  {
+    const resident::DeviceDataset<CudaSpace, std::int32_t> same(CudaSpace{0}, options, tensor);
+    EXPECT_EQ(same.stream(), on_zero);
+    EXPECT_EQ(read_back(same.space(), same.stream(), same.field<0>()), rows_);
+  }
+  ASSERT_EQ(cudaStreamDestroy(on_zero), cudaSuccess);
+#if RESIDENT_TEST_SIMULATED_CUDA  // a destroyed handle is a dangling pointer on a real runtime
+  expect_refused(CudaSpace{0}, {"not a stream the CUDA runtime knows", "already destroyed"});
+#endif
+}
 #endif
 
 }  // namespace

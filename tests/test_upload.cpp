@@ -353,6 +353,39 @@ TEST_F(CudaUpload, PinnedSourcesAreCopiedDirectly) {
   }
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
+
+#if RESIDENT_TEST_SIMULATED_CUDA
+// A runtime call that fails in the middle of a staged upload (an event record behind a copy
+// it enqueued, say) throws a CudaError, and the staging buffers and the allocation are freed
+// only after the copies already enqueued from them: every call fails in turn, on slow streams
+// (the simulation stops the test at a copy that reads freed memory). A failed cudaEventDestroy
+// leaves its event behind, as a destructor cannot throw: the events are not counted.
+TEST_F(CudaUpload, ACallThatFailsMidUploadFreesNothingItsCopiesStillRead) {
+  namespace simcuda = resident::testing::simcuda;
+  const resident::testing::SlowStreams slow(500);
+  const auto source = pattern(16 * 4096, 3);
+  DatasetOptions options;
+  options.reserve_bytes = 0;
+  options.chunk_bytes = 4096;
+  options.staging_buffers = 2;
+  const std::size_t bytes_before = simcuda::device_bytes_used();
+  std::size_t failures = 0;
+  for (std::size_t call = 0; call < 64; ++call) {
+    simcuda::fail_call(call, cudaErrorLaunchFailure);
+    try {
+      const DeviceDataset<CudaSpace, std::uint8_t> ds(
+          CudaSpace{0}, options, HostTensor<const std::uint8_t>(source.data(), {source.size()}));
+      simcuda::disarm();
+      EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), source) << "call " << call;
+    } catch (const resident::Error&) {  // CudaError, or CapacityError for a failed allocation
+      ++failures;
+    }
+    simcuda::disarm();
+    EXPECT_EQ(simcuda::device_bytes_used(), bytes_before) << "call " << call;
+  }
+  EXPECT_GT(failures, 16u) << "the upload makes more calls than its chunks";
+}
+#endif
 #endif
 
 }  // namespace

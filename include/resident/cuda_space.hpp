@@ -205,6 +205,29 @@ struct space_traits<CudaSpace> : default_space_traits<CudaSpace> {
   static detail::CudaDeviceScope device_scope(const CudaSpace& space) {
     return detail::CudaDeviceScope(space.device_id());
   }
+  /// @brief Refuses a stream the runtime does not know (destroyed, or not a stream) and a
+  /// stream of another device than the space's: their copies and events would fail half-way.
+  /// @throws InvalidArgument naming the stream's device and the space's.
+  static void check_caller_stream(const CudaSpace& space, cudaStream_t stream) {
+    const detail::CudaDeviceScope scope(space.device_id());  // cudaStreamPerThread's device
+    int device = -1;
+    const cudaError_t status = cudaStreamGetDevice(stream, &device);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw InvalidArgument(
+          "resident: DatasetOptions::stream is not a stream the CUDA runtime knows (" +
+          std::string(cudaGetErrorName(status)) + "): expected a live stream of " + space.name() +
+          "; pass a stream that outlives the dataset (not one already destroyed), or leave the "
+          "option unset and the dataset makes its own");
+    }
+    if (device != space.device_id())
+      throw InvalidArgument(
+          "resident: DatasetOptions::stream belongs to cuda:" + std::to_string(device) +
+          ", but the dataset's space is " + space.name() + "; pass a stream made on device " +
+          std::to_string(space.device_id()) +
+          " (cudaSetDevice first, then cudaStreamCreate), or leave the option "
+          "unset and the dataset makes its own");
+  }
 };
 
 }  // namespace resident

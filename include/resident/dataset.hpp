@@ -95,6 +95,8 @@ class DatasetEpoch {
 
  public:
   using batch_type = typename Preloaded::batch_type;     ///< One view per field.
+  using index_view = typename Preloaded::index_view;     ///< What `batch_indices()` returns.
+  using stream_type = typename Preloaded::stream_type;   ///< The streams `wait`/`release` order.
   using iterator = detail::BatchIterator<DatasetEpoch>;  ///< Input iterator over batches.
 
   /// @brief Use `Dataset::epoch`.
@@ -117,6 +119,23 @@ class DatasetEpoch {
   /// @brief Batch `k` (see `Epoch::batch` for cost and lifetime).
   [[nodiscard]] batch_type batch(std::size_t k) {
     return std::visit([k](auto& epoch) -> batch_type { return epoch.batch(k); }, epoch_);
+  }
+  /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
+  [[nodiscard]] bool gathers() const noexcept {
+    return std::visit([](const auto& epoch) { return epoch.gathers(); }, epoch_);
+  }
+  /// @brief The row ids of batch `k` (see `Epoch::batch_indices`).
+  [[nodiscard]] index_view batch_indices(std::size_t k) {
+    return std::visit([k](auto& epoch) -> index_view { return epoch.batch_indices(k); }, epoch_);
+  }
+  /// @brief Orders `consumer` after batch `k` (see `Epoch::wait`).
+  void wait(std::size_t k, stream_type consumer) {
+    std::visit([&](auto& epoch) { epoch.wait(k, consumer); }, epoch_);
+  }
+  /// @brief Lets batch `k`'s memory be written again once `consumer`'s work so far is done
+  /// (see `Epoch::release`).
+  void release(std::size_t k, stream_type consumer) {
+    std::visit([&](auto& epoch) { epoch.release(k, consumer); }, epoch_);
   }
   /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
   /// epoch object is destroyed or moved.

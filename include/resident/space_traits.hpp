@@ -89,6 +89,10 @@ struct default_space_traits {
   /// @brief Whether `DatasetOptions::stream` (a CUDA stream) names the dataset's stream.
   static constexpr bool takes_caller_stream =
       std::is_same_v<typename Space::stream_type, CUstream_st*>;
+  /// @brief Checks, when a dataset is made, that the caller's stream (`DatasetOptions::stream`,
+  /// where `takes_caller_stream`) can order the space's work; nothing by default.
+  static constexpr void check_caller_stream(const Space& /*space*/,
+                                            typename Space::stream_type /*stream*/) noexcept {}
   /// @brief DLPack's `DLDeviceType` of the space's memory (`kDLCPU` = 1 by default).
   static constexpr int dlpack_device_type = 1;
   /// @brief DLPack's device id of `space`'s memory.

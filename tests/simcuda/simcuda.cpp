@@ -917,6 +917,15 @@ cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
   return cudaSuccess;
 }
 
+cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t stream, int* device) {
+  if (auto error = injected()) return *error;
+  if (device == nullptr) return result(cudaErrorInvalidValue);
+  const std::shared_ptr<StreamState> queue = find_stream(stream);
+  if (!queue) return result(cudaErrorInvalidResourceHandle);
+  *device = queue->device();
+  return cudaSuccess;
+}
+
 cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) {
   if (auto error = injected()) return *error;
   const std::shared_ptr<StreamState> queue = find_stream(stream);

@@ -53,8 +53,11 @@ class CudaTransferEvents {
   CudaTransferEvents(std::size_t slots, cudaStream_t stream)
       : stream_(stream), events_(create_events(slots)) {}
   /// Waits for every transfer still in flight (also when an upload failed half-way: their
-  /// sources and staging buffers must outlive them); never throws.
+  /// sources and staging buffers must outlive them), the stream's whole queue, since a failed
+  /// `record` leaves the copies before it behind no event; the events where the stream cannot
+  /// be waited for. Never throws.
   ~CudaTransferEvents() {
+    if (cudaStreamSynchronize(stream_) == cudaSuccess) return;
     for (const CudaEvent& event : events_) (void)cudaEventSynchronize(event.get());
   }
   CudaTransferEvents(const CudaTransferEvents&) = delete;

@@ -118,6 +118,7 @@ class DatasetStream {
       if (options.stream) {
         // Before the dataset allocates anything: a refusal leaves nothing to release.
         check_caller_stream(*options.stream);
+        space_traits<Space>::check_caller_stream(space, options.stream->get());
         view_ = ResetOnMove<stream_type>(options.stream->get());
         return;
       }

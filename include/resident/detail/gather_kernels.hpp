@@ -295,7 +295,9 @@ struct KernelLaunch<false> {
     throw InvalidArgument(
         "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
         "augmentation or batch_indices()), which launches kernels, but this translation unit was "
-        "not compiled by nvcc; compile it as CUDA, or use Shuffle::none/batches");
+        "not compiled by nvcc; compile it as CUDA, or make an epoch that gathers nothing: "
+        "Shuffle::none or Shuffle::batches, without a conversion, an augmentation or "
+        "batch_indices()");
   }
   template <class Body, class Stream>
   [[noreturn]] static void run(const Body& /*body*/, Stream /*stream*/) {

@@ -122,9 +122,10 @@ RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
   std::size_t end = 0;
   for (std::size_t field = 0; field < Fields; ++field) {
     ring.offsets[field] = end;
-    const std::size_t bytes =
-        checked_mul(checked_mul(rows, layout.row_elements[field], "ring byte size"),
-                    element_bytes[field], "ring byte size");
+    const std::size_t bytes = checked_mul(
+        checked_mul(rows, layout.row_elements[field], "ring byte size"), element_bytes[field],
+        "ring byte size (a batch's elements times the ring's element bytes: the "
+        "conversion's output or DatasetOptions::ring_element_bytes)");
     end = checked_align_up(checked_add(end, bytes, "ring byte size"), field_alignment,
                            "ring byte size");
   }
