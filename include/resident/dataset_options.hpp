@@ -143,8 +143,8 @@ struct DatasetOptions {
   /// the legacy default stream synchronises with every other blocking stream, so the dataset's
   /// copies and gathers would serialise with the training. `StreamRef` refuses the literals
   /// `0` and `nullptr` at compile time; a dataset refuses a handle that is null or
-  /// `cudaStreamLegacy` at run time (`InvalidArgument`, before allocating). Ignored by
-  /// `HostSpace`.
+  /// `cudaStreamLegacy` at run time, and a stream of another device or one already destroyed
+  /// (`InvalidArgument`, before allocating). Ignored by `HostSpace`.
   std::optional<StreamRef> stream{};
   /// @brief Batches a gathering epoch keeps at once (`Shuffle::samples`, conversions,
   /// `batch_indices()`): a gathered view stays valid until `ring_depth` more batches of the
