@@ -93,6 +93,35 @@ class WithoutDevices {
   WithoutDevices& operator=(const WithoutDevices&) = delete;
 };
 
+/// @brief A machine with `devices` CUDA devices for the scope, where the CUDA runtime is the test
+/// suite's simulation (the machine as it was comes back after); nothing elsewhere, where a test
+/// that needs more devices than the machine has skips.
+class WithDevices {
+ public:
+#if RESIDENT_TEST_SIMULATED_CUDA
+  explicit WithDevices(int devices) : kept_(simcuda::machine()) {
+    simcuda::Machine more = kept_;
+    more.devices = devices;
+    simcuda::configure(more);
+  }
+  // The calling thread goes back to device 0 first, which every machine has: work on another
+  // device leaves a thread that never chose one on that device (see CudaDeviceScope).
+  ~WithDevices() {
+    (void)cudaSetDevice(0);
+    simcuda::configure(kept_);
+  }
+
+ private:
+  simcuda::Machine kept_;
+#else
+  explicit WithDevices(int /*devices*/) {}
+#endif
+
+ public:
+  WithDevices(const WithDevices&) = delete;
+  WithDevices& operator=(const WithDevices&) = delete;
+};
+
 /// @brief Streams whose every operation waits up to `max_delay_us` before it runs, for the scope,
 /// where the CUDA runtime is the test suite's simulation: a read that is not ordered before a write
 /// then sees the write. Nothing elsewhere (a device's own timing decides).
