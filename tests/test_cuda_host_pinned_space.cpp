@@ -20,6 +20,9 @@
 #include "resident/space_traits.hpp"
 #include "resident/streaming_dataset.hpp"
 #include "support/spaces.hpp"
+#if RESIDENT_TEST_SIMULATED_CUDA
+#include "support/runtime_faults.hpp"
+#endif
 
 #if RESIDENT_HAS_CUDA
 namespace {
@@ -125,6 +128,80 @@ TEST_F(CudaHostPinnedSpaceOnDevice, ADatasetInPinnedMemoryIsReadableFromTheHost)
   }
   EXPECT_EQ(space.used_bytes(), 0u);
 }
+
+// A budget refuses before the driver is asked (page-locking is slow, and the memory would be
+// the rest of the machine's): the error gives the budget's figures, what is left of it.
+TEST_F(CudaHostPinnedSpaceOnDevice,
+       AnAllocationBeyondItsBudgetIsACapacityErrorWithTheBudgetsFigures) {
+  const auto space = CudaHostPinnedSpace::with_budget(4096);
+  void* held = space.allocate(1000);
+  ASSERT_NE(held, nullptr);
+#if RESIDENT_TEST_SIMULATED_CUDA
+  const resident::testing::FailingCall driver_asked("cudaHostAlloc", cudaErrorMemoryAllocation);
+#endif
+  try {
+    (void)space.allocate(3097);
+    FAIL() << "allocated past the budget";
+  } catch (const resident::CapacityError& error) {
+    EXPECT_EQ(error.space_name(), "cuda_host_pinned");
+    EXPECT_EQ(error.needed_bytes(), 3097u);
+    EXPECT_EQ(error.free_bytes(), 3096u);
+    EXPECT_EQ(error.total_bytes(), 4096u);
+  }
+#if RESIDENT_TEST_SIMULATED_CUDA
+  EXPECT_FALSE(driver_asked.fired()) << "the driver was asked for memory the budget refused";
+#endif
+  EXPECT_EQ(space.used_bytes(), 1000u);
+  space.deallocate(held, 1000);
+  EXPECT_EQ(space.used_bytes(), 0u);
+}
+
+#if RESIDENT_TEST_SIMULATED_CUDA
+using resident::testing::FailingCall;
+using resident::testing::Footprint;
+
+// Page-locking the system refuses (out of memory) is a CapacityError with the host's figures,
+// since the system, not the budget, refused; any other failure is a CudaError naming the call.
+// Either way the budget gets its bytes back and no error is left for a later call to report.
+TEST_F(CudaHostPinnedSpaceOnDevice, AFailedPageLockIsATypedErrorAndReturnsTheBudget) {
+  const auto space = CudaHostPinnedSpace::with_budget(std::size_t{1} << 20);
+  const Footprint before = Footprint::now();
+  {
+    const FailingCall failing("cudaHostAlloc", cudaErrorMemoryAllocation);
+    try {
+      (void)space.allocate(4096);
+      ADD_FAILURE() << "allocated although cudaHostAlloc ran out of memory";
+    } catch (const resident::CapacityError& error) {
+      EXPECT_EQ(error.space_name(), "cuda_host_pinned");
+      EXPECT_EQ(error.needed_bytes(), 4096u);
+      EXPECT_EQ(error.total_bytes(), resident::detail::host_capacity().total_bytes)
+          << "not the host's figures";
+    }
+    EXPECT_TRUE(failing.fired());
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  {
+    const FailingCall failing("cudaHostAlloc", cudaErrorNotSupported);
+    try {
+      (void)space.allocate(4096);
+      ADD_FAILURE() << "allocated although cudaHostAlloc failed";
+    } catch (const CudaError& error) {
+      EXPECT_EQ(error.call(), "cudaHostAlloc");
+      EXPECT_EQ(error.code(), cudaErrorNotSupported);
+      EXPECT_NE(std::string(error.what()).find("cudaErrorNotSupported"), std::string::npos)
+          << error.what();
+    }
+    EXPECT_TRUE(failing.fired());
+  }
+  EXPECT_EQ(space.used_bytes(), 0u);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(Footprint::now(), before);
+  void* memory = space.allocate(4096);  // and the next allocation succeeds
+  EXPECT_NE(memory, nullptr);
+  space.deallocate(memory, 4096);
+}
+#endif
 
 // What kernels read of an epoch's batches: each batch's first field copied, asynchronously,
 // from where the batch lies (page-locked memory) into device memory on `reader`, as a kernel

@@ -4,13 +4,22 @@
 // without a usable device (each machine runs the half that applies and skips the other).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <numeric>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "resident/cuda_space.hpp"
+#include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/streaming_dataset.hpp"
 #include "support/spaces.hpp"
+#if RESIDENT_TEST_SIMULATED_CUDA
+#include "support/runtime_faults.hpp"
+#endif
 
 #if RESIDENT_HAS_CUDA
 namespace {
@@ -132,6 +141,225 @@ TEST(Shard, CudaSpaceForShardRefusesWhatItCannotServe) {
               devices == 1 ? 0 : devices - 1);
   }
 }
+
+// The ring fences of the kernel gathers, with a copy on the gathering stream standing in for
+// the kernel: a consumer stream that waits on a slot reads what the gather wrote into it, and
+// the next gather into the slot waits for the reads released on it. Rounds through two slots
+// with every stream operation slowed, so that a missing order shows in some round.
+TEST_F(CudaSpaceOnDevice, RingFencesOrderReadsAfterTheirGatherAndTheNextGatherAfterTheReads) {
+  const resident::testing::SlowStreams slow(2000);
+  constexpr std::size_t bytes = 4096;
+  constexpr std::size_t rounds = 8;
+  const CudaSpace space{0};
+  resident::detail::CudaRingFences fences;
+  fences.ensure(space, 2);
+  cudaStream_t gatherer = space.create_stream();
+  cudaStream_t consumer = space.create_stream();
+  auto* slots = static_cast<std::uint8_t*>(space.allocate(2 * bytes));
+  void* reads = nullptr;  // page-locked: the consumer's copies read the slot when they run
+  ASSERT_EQ(cudaMallocHost(&reads, rounds * bytes), cudaSuccess);
+  auto* read = static_cast<std::uint8_t*>(reads);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    const std::size_t slot = round % 2;
+    const std::vector<std::uint8_t> batch(bytes, static_cast<std::uint8_t>(round + 1));
+    fences.before_fill(slot, gatherer);
+    space.copy_from_host(slots + slot * bytes, batch.data(), bytes, gatherer);
+    fences.after_fill(slot, gatherer);
+    fences.wait(slot, consumer);
+    space.copy_to_host(read + round * bytes, slots + slot * bytes, bytes, consumer);
+    fences.release(slot, consumer);
+  }
+  fences.drain();
+  for (std::size_t round = 0; round < rounds; ++round) {
+    const std::vector<std::uint8_t> seen(read + round * bytes, read + (round + 1) * bytes);
+    EXPECT_EQ(seen, std::vector<std::uint8_t>(bytes, static_cast<std::uint8_t>(round + 1)))
+        << "round " << round << " read another batch than the one gathered for it";
+  }
+  EXPECT_EQ(cudaFreeHost(reads), cudaSuccess);
+  space.deallocate(slots, 2 * bytes);
+  space.destroy_stream(consumer);
+  space.destroy_stream(gatherer);
+}
+
+int current_device() {
+  int device = -1;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  return device;
+}
+
+// Tests on two devices: the simulated machine has two for the test; a real machine with fewer
+// skips them.
+class CudaSpaceOnTwoDevices : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    resident::testing::skip_unless_usable<CudaSpace>();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (CudaSpace::device_count() < 2)
+      GTEST_SKIP() << "skipped: fewer than two CUDA devices: this machine has "
+                   << CudaSpace::device_count();
+  }
+  const resident::testing::WithDevices two_{2};
+};
+
+TEST_F(CudaSpaceOnTwoDevices, EveryOperationRunsOnItsDeviceAndLeavesTheCallersCurrent) {
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);  // the caller works on device 0
+  const CudaSpace space{1};
+  EXPECT_GT(space.capacity().total_bytes, 0u);
+  EXPECT_EQ(current_device(), 0);
+  constexpr std::size_t count = 1000;
+  void* block = space.allocate(count * sizeof(int));
+  EXPECT_EQ(current_device(), 0);
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, block), cudaSuccess);
+  EXPECT_EQ(attributes.device, 1) << "the allocation is not on the space's device";
+  cudaStream_t stream = space.create_stream();
+  EXPECT_EQ(current_device(), 0);
+  std::vector<int> sent(count);
+  std::iota(sent.begin(), sent.end(), -7);
+  std::vector<int> received(count);
+  space.copy_from_host(block, sent.data(), count * sizeof(int), stream);
+  space.copy_to_host(received.data(), block, count * sizeof(int), stream);
+  space.synchronize(stream);
+  EXPECT_EQ(received, sent);
+  EXPECT_EQ(current_device(), 0);
+  space.destroy_stream(stream);
+  space.deallocate(block, count * sizeof(int));
+  EXPECT_EQ(current_device(), 0);
+}
+
+// A thread that never used CUDA reports device 0 without having made its context: working on
+// device 1 from it must not make one (hundreds of MiB on a real GPU), so the thread is left on
+// device 1, which no code of the caller's can have relied on.
+TEST_F(CudaSpaceOnTwoDevices, AFreshThreadIsLeftOnTheDatasetsDeviceAndMakesNoContextOnDeviceZero) {
+  if (resident::detail::primary_context_active(0))
+    GTEST_SKIP() << "skipped: device 0's context exists already in this process; run the test "
+                    "in a process of its own (as ctest does)";
+  std::vector<std::int64_t> ids(100);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  resident::DatasetOptions options;
+  options.batch_size = 16;
+  int device_after = -1;
+  std::vector<std::int64_t> preloaded, streamed;
+  std::thread worker([&] {
+    const resident::HostTensor<const std::int64_t> tensor(ids.data(), {ids.size()});
+    const resident::DeviceDataset<CudaSpace, std::int64_t> dataset(CudaSpace{1}, options, tensor);
+    preloaded = resident::testing::read_back(dataset.space(), dataset.stream(), dataset.field<0>());
+    resident::StreamingDataset<CudaSpace, std::int64_t> stream(CudaSpace{1}, options, tensor);
+    for (const auto& [view] : stream.epoch({0, 0, resident::Shuffle::none})) {
+      const auto batch = resident::testing::read_back(stream.space(), stream.stream(), view);
+      streamed.insert(streamed.end(), batch.begin(), batch.end());
+    }
+    device_after = current_device();
+  });
+  worker.join();
+  EXPECT_EQ(preloaded, ids);
+  EXPECT_EQ(streamed, ids);
+  EXPECT_EQ(device_after, 1);
+  EXPECT_FALSE(resident::detail::primary_context_active(0))
+      << "work on device 1 from a fresh thread made a context on device 0";
+}
+
+#if RESIDENT_TEST_SIMULATED_CUDA
+using resident::testing::FailingCall;
+using resident::testing::Footprint;
+
+// Failing calls of the simulated runtime: a device cannot be told to fail.
+
+TEST_F(CudaSpaceOnTwoDevices, AFailedDeviceSwitchIsACudaErrorNamingTheCallAndTakesNothing) {
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);  // the caller works on device 0
+  const CudaSpace space{1};
+  for (const char* call : {"cudaGetDevice", "cudaSetDevice"}) {
+    SCOPED_TRACE(call);
+    const Footprint before = Footprint::now();
+    const FailingCall failing(call, cudaErrorInvalidDevice);
+    try {
+      (void)space.allocate(4096);
+      ADD_FAILURE() << "allocated although " << call << " failed";
+    } catch (const CudaError& error) {
+      EXPECT_EQ(error.call(), call);
+      EXPECT_EQ(error.code(), cudaErrorInvalidDevice);
+      const std::string message = error.what();
+      EXPECT_NE(message.find(std::string(call) + " failed"), std::string::npos) << message;
+      EXPECT_NE(message.find("cudaErrorInvalidDevice (invalid device ordinal)"), std::string::npos)
+          << message;
+    }
+    EXPECT_TRUE(failing.fired());
+    EXPECT_EQ(Footprint::now(), before);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(current_device(), 0);
+  }
+}
+
+// Releases never throw: where the device cannot be made current, the memory and the stream are
+// released all the same (the runtime finds their device), and no error is left behind.
+TEST_F(CudaSpaceOnTwoDevices, AReleaseWhoseDeviceCannotBeMadeCurrentStillReleases) {
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);  // the caller works on device 0
+  const Footprint before = Footprint::now();
+  const CudaSpace space{1};
+  void* block = space.allocate(4096);
+  cudaStream_t stream = space.create_stream();
+  ASSERT_NE(Footprint::now(), before);
+  {
+    const FailingCall failing("cudaGetDevice", cudaErrorInvalidDevice);
+    space.deallocate(block, 4096);
+    EXPECT_TRUE(failing.fired());
+  }
+  {
+    const FailingCall failing("cudaGetDevice", cudaErrorInvalidDevice);
+    space.destroy_stream(stream);
+    EXPECT_TRUE(failing.fired());
+  }
+  EXPECT_EQ(Footprint::now(), before);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(current_device(), 0);
+}
+
+TEST_F(CudaSpaceOnDevice, AFailedRuntimeCallIsACudaErrorNamingTheCallTheErrorAndWhatToDo) {
+  const CudaSpace space{0};
+  const Footprint before = Footprint::now();
+  const FailingCall failing("cudaStreamCreateWithFlags", cudaErrorNotSupported);
+  try {
+    (void)space.create_stream();
+    FAIL() << "a stream was made although cudaStreamCreateWithFlags failed";
+  } catch (const CudaError& error) {
+    EXPECT_EQ(error.code(), cudaErrorNotSupported);
+    EXPECT_EQ(error.call(), "cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)");
+    EXPECT_NE(error.file().find("cuda_space.hpp"), std::string::npos) << error.file();
+    const std::string message = error.what();
+    for (const char* part :
+         {"resident: CUDA call cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) failed at",
+          "cudaErrorNotSupported (operation not supported)",
+          "; check the device with nvidia-smi, or run under compute-sanitizer"})
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+  }
+  EXPECT_EQ(Footprint::now(), before);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess)
+      << "the failure stays for an unrelated later call to report";
+}
+
+// A runtime that cannot count its devices (a driver older than the runtime) is a machine
+// without a usable device: no devices to count, and a use says what was found and what to do.
+TEST_F(CudaSpaceOnDevice, ARuntimeThatCannotCountItsDevicesHasNoneAndSaysWhy) {
+  {
+    const FailingCall failing("cudaGetDeviceCount", cudaErrorInsufficientDriver);
+    EXPECT_EQ(CudaSpace::device_count(), 0);
+    EXPECT_TRUE(failing.fired());
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  const FailingCall failing("cudaGetDeviceCount", cudaErrorInsufficientDriver);
+  try {
+    CudaSpace{0}.ensure_usable();
+    FAIL() << "usable although the runtime could not count the devices";
+  } catch (const CudaError& error) {
+    EXPECT_EQ(error.code(), cudaErrorInsufficientDriver);
+    const std::string message = error.what();
+    for (const char* part : {"no usable CUDA device or driver", "cuda:0 requested",
+                             "cudaErrorInsufficientDriver", "use resident::HostSpace here"})
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+#endif
 
 }  // namespace
 #endif

@@ -8,6 +8,7 @@
 
 #include "resident/dlpack.hpp"
 #include "resident/resident.hpp"
+#include "support/spaces.hpp"
 
 #if __has_include(<dlpack/dlpack.h>)
 namespace {
@@ -77,6 +78,46 @@ TEST(DLPack, RefusesViewsOutsideTheDatasetsAllocation) {
   const resident::BatchView<const std::int64_t> foreign(ids.data(), 16, resident::Shape{});
   EXPECT_THROW((void)resident::to_dlpack(ds, foreign), resident::InvalidArgument);
 }
+
+#if RESIDENT_HAS_CUDA
+// A consumer (torch.from_dlpack) places the tensor by its device: a dataset on CudaSpace{1}
+// exports kDLCUDA device 1, and the export keeps the device memory until its deleter runs.
+TEST(DLPack, ACudaSpaceExportNamesItsDeviceAndHoldsItsMemory) {
+  const resident::testing::WithDevices two(2);
+  resident::testing::skip_unless_usable<resident::CudaSpace>();
+  if (::testing::Test::IsSkipped()) return;
+  if (resident::CudaSpace::device_count() < 2)
+    GTEST_SKIP() << "skipped: fewer than two CUDA devices: this machine has "
+                 << resident::CudaSpace::device_count();
+  std::vector<std::int64_t> ids(16);
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  resident::DatasetOptions options;
+  options.batch_size = 4;
+  resident::DLPackTensor* field = nullptr;
+  {
+    const DeviceDataset<resident::CudaSpace, std::int64_t> ds(
+        resident::CudaSpace{1}, options, HostTensor<const std::int64_t>(ids.data(), {16}));
+    field = resident::to_dlpack(ds, ds.field<0>());
+  }
+  const DLTensor& f = field->dl_tensor;
+  EXPECT_EQ(f.device.device_type, kDLCUDA);
+  EXPECT_EQ(f.device.device_id, 1);
+  EXPECT_EQ(f.shape[0], 16);
+  std::vector<std::int64_t> back(16);
+  ASSERT_EQ(
+      cudaMemcpy(back.data(), f.data, back.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
+      cudaSuccess)
+      << "the export's memory went with the dataset";
+  EXPECT_EQ(back, ids);
+#if RESIDENT_TEST_SIMULATED_CUDA
+  EXPECT_GT(resident::testing::simcuda::device_bytes_used(1), 0u);
+#endif
+  field->deleter(field);
+#if RESIDENT_TEST_SIMULATED_CUDA
+  EXPECT_EQ(resident::testing::simcuda::device_bytes_used(1), 0u);
+#endif
+}
+#endif
 
 }  // namespace
 #else

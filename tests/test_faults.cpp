@@ -13,6 +13,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -23,6 +24,9 @@
 #include "support/labelled_rows.hpp"
 #include "support/spaces.hpp"
 #include "support/temp_npy.hpp"
+#if RESIDENT_TEST_SIMULATED_CUDA
+#include "support/runtime_faults.hpp"
+#endif
 
 namespace {
 
@@ -512,5 +516,175 @@ TEST(MakeOwners, AFailureReleasesEveryOwnerMadeBeforeIt) {
     EXPECT_EQ(live, 0);
   }
 }
+
+#if RESIDENT_TEST_SIMULATED_CUDA
+// Every CUDA runtime call that makes a resource or enqueues work, failed in turn where the
+// runtime is the simulation: each failure must surface as the library's typed error and leave
+// the machine holding what it held before (device memory, page-locked memory, streams,
+// events), and the work must succeed afterwards. Waits and releases are not failed: a release
+// never throws (see detail::assert_released), and the waits of destructors report nothing.
+using resident::CudaHostPinnedSpace;
+using resident::CudaSpace;
+using resident::testing::fail_each_call;
+
+struct FallibleCall {
+  const char* entry_point;
+  cudaError_t error;
+};
+constexpr std::array<FallibleCall, 13> kFallibleCalls{{
+    {"cudaGetDeviceCount", cudaErrorLaunchFailure},
+    {"cudaMalloc", cudaErrorMemoryAllocation},  // out of memory: a CapacityError
+    {"cudaMalloc", cudaErrorLaunchFailure},
+    {"cudaMallocHost", cudaErrorMemoryAllocation},
+    {"cudaHostAlloc", cudaErrorMemoryAllocation},
+    {"cudaHostAlloc", cudaErrorLaunchFailure},
+    {"cudaMemGetInfo", cudaErrorLaunchFailure},
+    {"cudaStreamCreateWithFlags", cudaErrorLaunchFailure},
+    {"cudaEventCreateWithFlags", cudaErrorLaunchFailure},
+    {"cudaEventRecord", cudaErrorLaunchFailure},
+    {"cudaStreamWaitEvent", cudaErrorLaunchFailure},
+    {"cudaMemcpyAsync", cudaErrorLaunchFailure},
+    {"cudaMemsetAsync", cudaErrorLaunchFailure},
+}};
+
+/// Fails every call of kFallibleCalls that `work` makes, one per run of `work`.
+template <class Work>
+void fail_every_runtime_call(const std::string& what, Work&& work) {
+  std::size_t injected = 0;
+  for (const FallibleCall& call : kFallibleCalls) {
+    injected += fail_each_call(call.entry_point, call.error, work);
+    if (::testing::Test::HasFailure()) return;
+  }
+  std::cout << "[ faults   ] " << what << ": " << injected
+            << " runtime calls failed, each a typed error with nothing left behind\n";
+  total_fault_points() += injected;
+  EXPECT_GT(injected, 0u);
+  work();
+}
+
+/// A page-locked copy of `values`, which the copy engine reads directly (no staging).
+template <class T>
+class PageLocked {
+ public:
+  explicit PageLocked(const std::vector<T>& values) : size_(values.size()) {
+    void* memory = nullptr;
+    if (cudaMallocHost(&memory, size_ * sizeof(T)) != cudaSuccess) throw std::bad_alloc();
+    data_ = static_cast<T*>(memory);
+    std::copy(values.begin(), values.end(), data_);
+  }
+  ~PageLocked() { (void)cudaFreeHost(data_); }
+  PageLocked(const PageLocked&) = delete;
+  PageLocked& operator=(const PageLocked&) = delete;
+  [[nodiscard]] const T* data() const noexcept { return data_; }
+
+ private:
+  std::size_t size_;
+  T* data_ = nullptr;
+};
+
+/// A Source's fields as pageable memory (uploads and loads staged) or page-locked (copied
+/// directly).
+class RuntimeFaults : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { resident::testing::skip_unless_usable<CudaSpace>(); }
+  [[nodiscard]] bool page_locked() const { return GetParam(); }
+  [[nodiscard]] HostTensor<const float> x() const {
+    return page_locked() ? HostTensor<const float>(locked_x_.data(), {kRows, kColumns})
+                         : source_.x();
+  }
+  [[nodiscard]] HostTensor<const std::int32_t> y() const {
+    return page_locked() ? HostTensor<const std::int32_t>(locked_y_.data(), {kRows}) : source_.y();
+  }
+  /// Expects a pass of `dataset` to serve distinct labels of every batch of its epoch.
+  template <class Dataset>
+  void expect_a_pass(Dataset& dataset) const {
+    std::vector<std::int32_t> seen;
+    for (const auto& [features, labels] : dataset.epoch({3, 0, Shuffle::batches})) {
+      const auto got = read_back(dataset.space(), dataset.stream(), labels);
+      seen.insert(seen.end(), got.begin(), got.begin() + labels.valid_rows());
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen.size(), dataset.num_batches() * kBatch);
+    EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end()) << "a row came twice";
+  }
+
+  const Source source_{1};
+  const PageLocked<float> locked_x_{source_.features};
+  const PageLocked<std::int32_t> locked_y_{source_.labels};
+};
+
+// Every stream operation slowed: memory released before the copies enqueued ahead of the
+// failure are done (a copy whose event record failed is covered by no event) is memory the
+// simulation sees them use after it was freed.
+TEST_P(RuntimeFaults, AFailedCallOfAPreloadOnCudaSpaceSurfacesAndLeavesNothing) {
+  const resident::testing::SlowStreams slow(200);
+  fail_every_runtime_call("CudaSpace preload", [&] {
+    const DeviceDataset<CudaSpace, float, std::int32_t> dataset(CudaSpace{}, preload_options(), x(),
+                                                                y());
+    EXPECT_EQ(read_back(dataset.space(), dataset.stream(), dataset.field<0>()), source_.features);
+    EXPECT_EQ(read_back(dataset.space(), dataset.stream(), dataset.field<1>()), source_.labels);
+  });
+}
+
+TEST_P(RuntimeFaults, AFailedCallOfAStreamingPassOnCudaSpaceSurfacesAndLeavesNothing) {
+  fail_every_runtime_call("CudaSpace streaming pass", [&] {
+    StreamingDataset<CudaSpace, float, std::int32_t> dataset(CudaSpace{}, stream_options(), x(),
+                                                             y());
+    expect_a_pass(dataset);
+  });
+}
+
+TEST_P(RuntimeFaults, AFailedCallOfACudaHostPinnedSpaceDatasetSurfacesAndLeavesNothing) {
+  fail_every_runtime_call("CudaHostPinnedSpace preload and streaming pass", [&] {
+    const DeviceDataset<CudaHostPinnedSpace, float, std::int32_t> preloaded(
+        CudaHostPinnedSpace{}, preload_options(), x(), y());
+    EXPECT_EQ(read_back(preloaded.space(), preloaded.stream(), preloaded.field<1>()),
+              source_.labels);
+    StreamingDataset<CudaHostPinnedSpace, float, std::int32_t> streamed(CudaHostPinnedSpace{},
+                                                                        stream_options(), x(), y());
+    expect_a_pass(streamed);
+  });
+}
+
+// A failed copy of a chunk load on CudaSpace costs that one batch: the batch throws the
+// failure once, the next one restarts the pass at its own chunk, and every other batch is
+// right.
+TEST_P(RuntimeFaults, AFailedChunkCopyOnCudaSpaceCostsOneBatchNotTheRestOfThePass) {
+  const resident::testing::SlowStreams slow(300);
+  StreamingDataset<CudaSpace, float, std::int32_t> dataset(CudaSpace{}, stream_options(), x(), y());
+  for (const std::size_t k : {1, 4, 7}) {  // each chunk's load copies its two fields
+    SCOPED_TRACE("copy #" + std::to_string(k + 1) + " of the pass fails");
+    auto epoch = dataset.epoch({4, 0, Shuffle::none});
+    const resident::testing::FailingCall failing("cudaMemcpyAsync", cudaErrorLaunchFailure, k);
+    std::vector<std::size_t> failed;
+    for (std::size_t b = 0; b < epoch.size(); ++b) {
+      try {
+        const auto [features, labels] = epoch.batch(b);
+        // Read back without another cudaMemcpyAsync, which the failure would count.
+        ASSERT_EQ(cudaStreamSynchronize(dataset.stream()), cudaSuccess);
+        std::vector<std::int32_t> got(labels.size());
+        resident::testing::simcuda::peek(got.data(), labels.data(), labels.bytes());
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), source_.labels.begin() + b * kBatch))
+            << "batch " << b;
+      } catch (const CudaError& error) {
+        EXPECT_EQ(error.code(), cudaErrorLaunchFailure) << error.what();
+        EXPECT_NE(error.call().find("cudaMemcpyAsync"), std::string::npos) << error.what();
+        failed.push_back(b);
+      }
+    }
+    EXPECT_TRUE(failing.fired());
+    ASSERT_EQ(failed.size(), 1u) << "the failure cost more than its own batch";
+    const auto [features, labels] = epoch.batch(failed[0]);  // and it reloads
+    EXPECT_EQ(read_back(dataset.space(), dataset.stream(), labels),
+              std::vector<std::int32_t>(source_.labels.begin() + failed[0] * kBatch,
+                                        source_.labels.begin() + (failed[0] + 1) * kBatch));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sources, RuntimeFaults, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "PageLocked" : "Pageable";
+                         });
+#endif
 
 }  // namespace

@@ -182,7 +182,7 @@ TEST_F(StreamRefOnCuda, PerThreadStreamIsAccepted) {
 // A stream of another device, or one already destroyed, would fail the upload half-way: the
 // dataset refuses it when it is made, naming both devices, before it allocates anything.
 TEST_F(StreamRefOnCuda, AStreamOfAnotherDeviceOrADestroyedOneIsRefusedWhenMade) {
-  const resident::testing::SimulatedDevices two(2);
+  const resident::testing::WithDevices two(2);
   if (CudaSpace::device_count() < 2) GTEST_SKIP() << "skipped: fewer than two CUDA devices";
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   cudaStream_t on_zero = nullptr;

@@ -35,7 +35,7 @@ class TwoDevices : public ::testing::Test {
     std::iota(ids_.begin(), ids_.end(), std::int64_t{0});
   }
   [[nodiscard]] HostTensor<const std::int64_t> ids() const { return {ids_.data(), {100}}; }
-  resident::testing::SimulatedDevices devices_{2};  // where the runtime is simulated
+  resident::testing::WithDevices devices_{2};  // where the runtime is simulated
   std::vector<std::int64_t> ids_;
 };
 

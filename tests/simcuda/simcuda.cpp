@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -332,8 +331,23 @@ State& state() {
 }
 
 std::atomic<std::size_t> calls_made{0};
-std::atomic<std::size_t> fail_at{std::numeric_limits<std::size_t>::max()};
-std::atomic<int> fail_with{cudaSuccess};
+
+/// The failure `fail_call` armed. While nothing is armed a call reads `failure_armed` alone, so
+/// that calls from different threads do not synchronise through the mutex (which would hide
+/// their races from ThreadSanitizer).
+struct Failure {
+  std::mutex mutex;
+  std::string only;           // the entry point to fail; empty: any
+  std::size_t remaining = 0;  // the calls (of `only`) to let through first
+  cudaError_t error = cudaSuccess;
+  bool fired = false;
+};
+std::atomic<bool> failure_armed{false};
+
+Failure& failure() {
+  static Failure* const instance = new Failure();  // NOLINT: never destroyed, as State
+  return *instance;
+}
 
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
@@ -344,14 +358,20 @@ cudaError_t result(cudaError_t status) {
   return status;
 }
 
-/// Counts the call; the injected error when this call is the one armed to fail.
-std::optional<cudaError_t> injected() {
-  const std::size_t call = calls_made.fetch_add(1);
-  std::size_t armed = fail_at.load();
-  if (call != armed ||
-      !fail_at.compare_exchange_strong(armed, std::numeric_limits<std::size_t>::max()))
+/// Counts the call of entry point `call`; the injected error when it is the one armed to fail.
+std::optional<cudaError_t> injected(const char* call) {
+  calls_made.fetch_add(1);
+  if (!failure_armed.load()) return std::nullopt;
+  Failure& armed = failure();
+  const std::lock_guard<std::mutex> lock(armed.mutex);
+  if (!failure_armed.load() || (!armed.only.empty() && armed.only != call)) return std::nullopt;
+  if (armed.remaining > 0) {
+    --armed.remaining;
     return std::nullopt;
-  return result(static_cast<cudaError_t>(fail_with.load()));
+  }
+  failure_armed = false;
+  armed.fired = true;
+  return result(armed.error);
 }
 
 /// A place a copy reads or writes, resolved when the copy is enqueued.
@@ -649,12 +669,27 @@ Machine machine() {
   return m.settings;
 }
 
-void fail_call(std::size_t count, cudaError_t error) {
-  fail_with.store(error);
-  fail_at.store(calls_made.load() + count);
+void fail_call(std::size_t count, cudaError_t error, const char* only) {
+  Failure& armed = failure();
+  const std::lock_guard<std::mutex> lock(armed.mutex);
+  armed.only = only != nullptr ? only : "";
+  armed.remaining = count;
+  armed.error = error;
+  armed.fired = false;
+  failure_armed = true;
 }
 
-void disarm() { fail_at.store(std::numeric_limits<std::size_t>::max()); }
+void disarm() {
+  Failure& armed = failure();
+  const std::lock_guard<std::mutex> lock(armed.mutex);
+  failure_armed = false;
+}
+
+bool failure_fired() {
+  Failure& armed = failure();
+  const std::lock_guard<std::mutex> lock(armed.mutex);
+  return armed.fired;
+}
 
 std::size_t calls() { return calls_made.load(); }
 
@@ -662,6 +697,15 @@ std::size_t device_bytes_used(int device) {
   State& m = ::state();
   const std::lock_guard<std::mutex> lock(m.mutex);
   return device_exists(m, device) ? m.heaps[static_cast<std::size_t>(device)]->used() : 0;
+}
+
+std::size_t pinned_bytes() {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  std::size_t bytes = 0;
+  for (const auto& [first, range] : m.pinned)
+    if (range.owned) bytes += range.bytes;
+  return bytes;
 }
 
 std::size_t live_streams() {
@@ -721,7 +765,7 @@ const char* CUDARTAPI cudaGetErrorString(cudaError_t error) { return error_text(
 const char* CUDARTAPI cudaGetErrorName(cudaError_t error) { return error_name(error); }
 
 cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (count == nullptr) return result(cudaErrorInvalidValue);
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -730,7 +774,7 @@ cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
 }
 
 cudaError_t CUDARTAPI cudaGetDevice(int* device) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (device == nullptr) return result(cudaErrorInvalidValue);
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -740,7 +784,7 @@ cudaError_t CUDARTAPI cudaGetDevice(int* device) {
 }
 
 cudaError_t CUDARTAPI cudaSetDevice(int device) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
   if (m.heaps.empty()) return result(cudaErrorNoDevice);
@@ -751,7 +795,7 @@ cudaError_t CUDARTAPI cudaSetDevice(int device) {
 }
 
 cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   State& m = state();
   std::vector<std::shared_ptr<StreamState>> streams;
   {
@@ -766,7 +810,7 @@ cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
 }
 
 cudaError_t CUDARTAPI cudaMalloc(void** pointer, size_t bytes) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (pointer == nullptr) return result(cudaErrorInvalidValue);
   *pointer = nullptr;
   State& m = state();
@@ -783,7 +827,7 @@ cudaError_t CUDARTAPI cudaMalloc(void** pointer, size_t bytes) {
 }
 
 cudaError_t CUDARTAPI cudaFree(void* pointer) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (pointer == nullptr) return cudaSuccess;
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -793,17 +837,17 @@ cudaError_t CUDARTAPI cudaFree(void* pointer) {
 }
 
 cudaError_t CUDARTAPI cudaMallocHost(void** pointer, size_t bytes) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   return host_allocate(pointer, bytes);
 }
 
 cudaError_t CUDARTAPI cudaHostAlloc(void** pointer, size_t bytes, unsigned int /*flags*/) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   return host_allocate(pointer, bytes);
 }
 
 cudaError_t CUDARTAPI cudaFreeHost(void* pointer) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (pointer == nullptr) return cudaSuccess;
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -815,7 +859,7 @@ cudaError_t CUDARTAPI cudaFreeHost(void* pointer) {
 }
 
 cudaError_t CUDARTAPI cudaHostRegister(void* pointer, size_t bytes, unsigned int /*flags*/) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (pointer == nullptr || bytes == 0) return result(cudaErrorInvalidValue);
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -834,7 +878,7 @@ cudaError_t CUDARTAPI cudaHostRegister(void* pointer, size_t bytes, unsigned int
 }
 
 cudaError_t CUDARTAPI cudaHostUnregister(void* pointer) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
   const auto found = m.pinned.find(static_cast<std::byte*>(pointer));
@@ -846,7 +890,7 @@ cudaError_t CUDARTAPI cudaHostUnregister(void* pointer) {
 
 cudaError_t CUDARTAPI cudaPointerGetAttributes(cudaPointerAttributes* attributes,
                                                const void* pointer) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (attributes == nullptr) return result(cudaErrorInvalidValue);
   *attributes = cudaPointerAttributes{};
   State& m = state();
@@ -873,7 +917,7 @@ cudaError_t CUDARTAPI cudaPointerGetAttributes(cudaPointerAttributes* attributes
 }
 
 cudaError_t CUDARTAPI cudaMemGetInfo(size_t* free, size_t* total) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (free == nullptr || total == nullptr) return result(cudaErrorInvalidValue);
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -885,7 +929,7 @@ cudaError_t CUDARTAPI cudaMemGetInfo(size_t* free, size_t* total) {
 }
 
 cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int /*flags*/) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (stream == nullptr) return result(cudaErrorInvalidValue);
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -902,7 +946,7 @@ cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* stream) {
 }
 
 cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (!forget(&State::streams, stream)) return result(cudaErrorInvalidResourceHandle);
   stream->state->retire();
   delete stream;  // NOLINT: the handle
@@ -910,7 +954,7 @@ cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   const std::shared_ptr<StreamState> queue = find_stream(stream);
   if (!queue) return result(cudaErrorInvalidResourceHandle);
   queue->synchronize();
@@ -918,7 +962,7 @@ cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t stream, int* device) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected("cudaStreamGetDevice")) return *error;
   if (device == nullptr) return result(cudaErrorInvalidValue);
   const std::shared_ptr<StreamState> queue = find_stream(stream);
   if (!queue) return result(cudaErrorInvalidResourceHandle);
@@ -927,14 +971,14 @@ cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t stream, int* device) {
 }
 
 cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   const std::shared_ptr<StreamState> queue = find_stream(stream);
   if (!queue) return result(cudaErrorInvalidResourceHandle);
   return queue->idle() ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (event == nullptr) return result(cudaErrorInvalidValue);
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
@@ -953,14 +997,14 @@ cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t* event) {
 }
 
 cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (!forget(&State::events, event)) return result(cudaErrorInvalidResourceHandle);
   delete event;  // NOLINT: the handle; work queued on its state keeps the state
   return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   const std::shared_ptr<StreamState> queue = find_stream(stream);
   const std::shared_ptr<EventState> recorded = find_event(event);
   // An event is recorded on streams of its own device only.
@@ -984,7 +1028,7 @@ cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 
 cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                           unsigned int /*flags*/) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   const std::shared_ptr<StreamState> queue = find_stream(stream);
   const std::shared_ptr<EventState> awaited = find_event(event);
   if (!queue || !awaited) return result(cudaErrorInvalidResourceHandle);
@@ -994,7 +1038,7 @@ cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event
 }
 
 cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   const std::shared_ptr<EventState> awaited = find_event(event);
   if (!awaited) return result(cudaErrorInvalidResourceHandle);
   awaited->wait_for(last_record(*awaited));
@@ -1002,7 +1046,7 @@ cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
 }
 
 cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   const std::shared_ptr<EventState> awaited = find_event(event);
   if (!awaited) return result(cudaErrorInvalidResourceHandle);
   const std::lock_guard<std::mutex> lock(awaited->mutex);
@@ -1011,7 +1055,7 @@ cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
 
 cudaError_t CUDARTAPI cudaEventElapsedTime(float* milliseconds, cudaEvent_t start,
                                            cudaEvent_t end) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (milliseconds == nullptr) return result(cudaErrorInvalidValue);
   const std::shared_ptr<EventState> first = find_event(start);
   const std::shared_ptr<EventState> last = find_event(end);
@@ -1028,24 +1072,24 @@ cudaError_t CUDARTAPI cudaEventElapsedTime(float* milliseconds, cudaEvent_t star
 
 cudaError_t CUDARTAPI cudaMemcpyAsync(void* destination, const void* source, size_t bytes,
                                       cudaMemcpyKind kind, cudaStream_t stream) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   return copy(destination, source, bytes, kind, stream, false);
 }
 
 cudaError_t CUDARTAPI cudaMemcpy(void* destination, const void* source, size_t bytes,
                                  cudaMemcpyKind kind) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   return copy(destination, source, bytes, kind, nullptr, true);
 }
 
 cudaError_t CUDARTAPI cudaMemsetAsync(void* destination, int value, size_t bytes,
                                       cudaStream_t stream) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   return memset_on(destination, value, bytes, stream, false);
 }
 
 cudaError_t CUDARTAPI cudaMemset(void* destination, int value, size_t bytes) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   return memset_on(destination, value, bytes, nullptr, true);
 }
 
@@ -1053,7 +1097,7 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void*
                                                        unsigned int /*version*/,
                                                        unsigned long long /*flags*/,
                                                        cudaDriverEntryPointQueryResult* status) {
-  if (auto error = injected()) return *error;
+  if (auto error = injected(__func__)) return *error;
   if (symbol == nullptr || function == nullptr) return result(cudaErrorInvalidValue);
   const bool known = std::strcmp(symbol, "cuDevicePrimaryCtxGetState") == 0;
   *function = known ? reinterpret_cast<void*>(&primary_context_state) : nullptr;

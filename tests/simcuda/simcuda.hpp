@@ -47,15 +47,20 @@ void configure(const Machine& machine);
 Machine machine();
 
 /// @brief The `count`-th call from now (0: the next) of the runtime entry points, error queries
-/// aside, fails with `error` without doing anything; one failure per arming.
-void fail_call(std::size_t count, cudaError_t error);
+/// aside, fails with `error` without doing anything; one failure per arming. With `only` (an
+/// entry point's name, "cudaEventRecord"), the `count`-th call of that entry point.
+void fail_call(std::size_t count, cudaError_t error, const char* only = nullptr);
 /// @brief Disarms `fail_call`.
 void disarm();
+/// @brief Whether the failure `fail_call` armed last was injected.
+bool failure_fired();
 /// @brief Calls made so far (as `fail_call` counts them).
 std::size_t calls();
 
 /// @brief Bytes allocated on `device` now.
 std::size_t device_bytes_used(int device = 0);
+/// @brief Page-locked host bytes allocated now (`cudaMallocHost`, `cudaHostAlloc`).
+std::size_t pinned_bytes();
 /// @brief Streams and events alive now (leak checks).
 std::size_t live_streams();
 std::size_t live_events();

@@ -126,11 +126,19 @@ class SlowStreams : public SimulatedMachine {
         }) {}
 };
 
-/// @brief A simulated machine of `devices` devices for the scope (see `SimulatedMachine`).
-class SimulatedDevices : public SimulatedMachine {
+/// @brief A machine with `devices` CUDA devices for the scope (where the runtime is simulated;
+/// elsewhere, a test that needs more devices than the machine has skips).
+class WithDevices : public SimulatedMachine {
  public:
-  explicit SimulatedDevices(int devices)
+  explicit WithDevices(int devices)
       : SimulatedMachine([devices](auto& machine) { machine.devices = devices; }) {}
+#if RESIDENT_TEST_SIMULATED_CUDA
+  // The calling thread goes back to device 0 first, which every machine has: work on another
+  // device leaves a thread that never chose one on that device (see CudaDeviceScope).
+  ~WithDevices() { (void)cudaSetDevice(0); }
+#endif
+  WithDevices(const WithDevices&) = delete;
+  WithDevices& operator=(const WithDevices&) = delete;
 };
 
 /// Whether this translation unit can gather into `Space` (its gathers need kernels where the

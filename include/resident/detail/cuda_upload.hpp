@@ -53,13 +53,9 @@ class CudaTransferEvents {
   CudaTransferEvents(std::size_t slots, cudaStream_t stream)
       : stream_(stream), events_(create_events(slots)) {}
   /// Waits for every transfer still in flight (also when an upload failed half-way: their
-  /// sources and staging buffers must outlive them), the stream's whole queue, since a failed
-  /// `record` leaves the copies before it behind no event; the events where the stream cannot
-  /// be waited for. Never throws.
-  ~CudaTransferEvents() {
-    if (cudaStreamSynchronize(stream_) == cudaSuccess) return;
-    for (const CudaEvent& event : events_) (void)cudaEventSynchronize(event.get());
-  }
+  /// sources and staging buffers must outlive them); never throws. The stream, not the events:
+  /// a transfer whose record failed is covered by no event.
+  ~CudaTransferEvents() { (void)cudaStreamSynchronize(stream_); }
   CudaTransferEvents(const CudaTransferEvents&) = delete;
   CudaTransferEvents& operator=(const CudaTransferEvents&) = delete;
 
