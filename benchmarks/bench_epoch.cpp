@@ -6,8 +6,9 @@
 // every iteration would make it dominate the zero-copy modes, whose epochs take microseconds.)
 // Data: CIFAR-10-shaped uint8 images (50,000 x 3 x 32 x 32) with int32 labels, and a wider float32
 // case (20,000 x 2,048); on the GPU also rows of one int32 (1,000,000 of them, with their
-// labels), whose gathers put many rows in a block. Compiled by nvcc where it exists, so that the device gathers can launch.
-// The host's shuffled epochs are also measured against NumPy's fancy indexing on the same shapes
+// labels), whose gathers put many rows in a block. Compiled by nvcc where it exists, so that the
+// device gathers can launch. The host's shuffled epochs are also measured against NumPy's fancy
+// indexing on the same shapes
 // (`ratio_to_numpy`, from benchmarks/peers/numpy_epoch.py run as a subprocess before the epochs;
 // left out, with a message, where Python or NumPy is missing).
 // Augmented epochs (CIFAR rows as CHW 3x32x32: RandomCrop{4} and RandomFlip, then also Normalize
