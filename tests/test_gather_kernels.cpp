@@ -151,7 +151,7 @@ TEST(GatherKernels, ConversionsMatchTheHostBitForBit) {
   const std::vector<Normalize> normalizations = {
       Normalize{},
       Normalize{1.0f / 255, -0.5f},
-      Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, 16 * 16, 1.0f / 255),
+      Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, 256, 1.0f / 255),
       Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, 1, 1.0f / 255),
       Normalize::mean_std({0.1f, 0.2f, 0.3f, 0.4f, 0.5f}, {1.0f, 2.0f, 3.0f, 4.0f, 5.0f}, 3),
       Normalize::mean_std({0.1f, 0.9f}, {0.3f, 0.7f}, 200)};

@@ -122,7 +122,7 @@ class DatasetEpoch {
   }
   /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
   [[nodiscard]] bool gathers() const noexcept {
-    return std::visit([](const auto& epoch) { return epoch.gathers(); }, epoch_);
+    return detail::visit_held(epoch_, [](const auto& epoch) { return epoch.gathers(); });
   }
   /// @brief The row ids of batch `k` (see `Epoch::batch_indices`).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
