@@ -192,7 +192,7 @@ TEST_F(StreamRefOnCuda, AStreamOfAnotherDeviceOrADestroyedOneIsRefusedWhenMade) 
   options.stream = on_zero;
   const resident::HostTensor<const std::int32_t> tensor(rows_.data(), {rows_.size()});
   const std::size_t bytes_before = device_bytes();
-  const auto expect_refused = [&](const CudaSpace& space, std::vector<std::string> parts) {
+  const auto expect_refused = [&](const CudaSpace& space, const std::vector<std::string>& parts) {
     try {
       const resident::DeviceDataset<CudaSpace, std::int32_t> ds(space, options, tensor);
       ADD_FAILURE() << "a dataset on " << space.name() << " took the stream";
