@@ -187,19 +187,8 @@ int current_device() {
   return device;
 }
 
-// Tests on two devices: the simulated machine has two for the test; a real machine with fewer
-// skips them.
-class CudaSpaceOnTwoDevices : public ::testing::Test {
- protected:
-  void SetUp() override {
-    resident::testing::skip_unless_usable<CudaSpace>();
-    if (IsSkipped() || HasFatalFailure()) return;
-    if (CudaSpace::device_count() < 2)
-      GTEST_SKIP() << "skipped: fewer than two CUDA devices: this machine has "
-                   << CudaSpace::device_count();
-  }
-  const resident::testing::WithDevices two_{2};
-};
+// Tests on two devices (the simulated machine has two for the test).
+using CudaSpaceOnTwoDevices = resident::testing::OnTwoDevices;
 
 TEST_F(CudaSpaceOnTwoDevices, EveryOperationRunsOnItsDeviceAndLeavesTheCallersCurrent) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);  // the caller works on device 0

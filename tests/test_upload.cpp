@@ -343,18 +343,11 @@ TEST_F(CudaUpload, BorrowedStreamIsUsedAndLeftAlive) {
 }
 
 TEST_F(CudaUpload, PinnedSourcesAreCopiedDirectly) {
-  const std::size_t bytes = 5 * kChunk + 17;
-  void* pinned = nullptr;
-  ASSERT_EQ(cudaMallocHost(&pinned, bytes), cudaSuccess);
-  const auto expected = pattern(bytes, 4);
-  std::memcpy(pinned, expected.data(), bytes);
-  {
-    const DeviceDataset<CudaSpace, std::uint8_t> ds(
-        CudaSpace{0}, chunked(),
-        HostTensor<const std::uint8_t>(static_cast<const std::uint8_t*>(pinned), {bytes}));
-    EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), expected);
-  }
-  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+  const auto expected = pattern(5 * kChunk + 17, 4);
+  const resident::testing::PinnedCopy pinned(expected);
+  const DeviceDataset<CudaSpace, std::uint8_t> ds(
+      CudaSpace{0}, chunked(), HostTensor<const std::uint8_t>(pinned.data(), {expected.size()}));
+  EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), expected);
 }
 
 // Fields of page-locked sources are copied directly, and the gaps between them (each field
@@ -396,21 +389,16 @@ TEST_F(CudaUpload, PinnedFieldsAreCopiedDirectlyAndTheGapsBetweenThemZeroed) {
 // fails means pageable memory (the upload is staged, and right), and the error is cleared
 // rather than left for an unrelated later call to report.
 TEST_F(CudaUpload, APointerQueryThatFailsMeansPageableMemoryAndLeavesNoError) {
-  const std::size_t bytes = 3 * kChunk + 5;
-  void* pinned = nullptr;
-  ASSERT_EQ(cudaMallocHost(&pinned, bytes), cudaSuccess);
-  const auto expected = pattern(bytes, 6);
-  std::memcpy(pinned, expected.data(), bytes);
+  const auto expected = pattern(3 * kChunk + 5, 6);
+  const resident::testing::PinnedCopy pinned(expected);
   {
     const resident::testing::FailingCall query("cudaPointerGetAttributes", cudaErrorInvalidValue);
     const DeviceDataset<CudaSpace, std::uint8_t> ds(
-        CudaSpace{0}, chunked(),
-        HostTensor<const std::uint8_t>(static_cast<const std::uint8_t*>(pinned), {bytes}));
+        CudaSpace{0}, chunked(), HostTensor<const std::uint8_t>(pinned.data(), {expected.size()}));
     EXPECT_TRUE(query.fired());
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
     EXPECT_EQ(read_back(ds.space(), ds.stream(), ds.field<0>()), expected);
   }
-  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 #endif
 #endif

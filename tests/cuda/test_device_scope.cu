@@ -23,20 +23,14 @@ using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
 
-class TwoDevices : public ::testing::Test {
+class TwoDevices : public resident::testing::OnTwoDevices {
  protected:
-  void SetUp() override {
-    resident::testing::skip_unless_usable<CudaSpace>();
-    if (IsSkipped() || HasFatalFailure()) return;
-    if (CudaSpace::device_count() < 2)
-      GTEST_SKIP() << "skipped: fewer than two CUDA devices: this machine has "
-                   << CudaSpace::device_count();
-    ids_.resize(100);
-    std::iota(ids_.begin(), ids_.end(), std::int64_t{0});
-  }
   [[nodiscard]] HostTensor<const std::int64_t> ids() const { return {ids_.data(), {100}}; }
-  resident::testing::WithDevices devices_{2};  // where the runtime is simulated
-  std::vector<std::int64_t> ids_;
+  std::vector<std::int64_t> ids_ = [] {
+    std::vector<std::int64_t> ids(100);
+    std::iota(ids.begin(), ids.end(), std::int64_t{0});
+    return ids;
+  }();
 };
 
 TEST_F(TwoDevices, GathersOnTheDatasetsDeviceAndLeaveTheCallersCurrent) {

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -140,6 +142,41 @@ class WithDevices : public SimulatedMachine {
   WithDevices(const WithDevices&) = delete;
   WithDevices& operator=(const WithDevices&) = delete;
 };
+
+#if RESIDENT_HAS_CUDA
+/// Fixture of the tests on two devices: the simulated machine has two for the test; a real
+/// machine with fewer skips them.
+class OnTwoDevices : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    skip_unless_usable<CudaSpace>();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (CudaSpace::device_count() < 2)
+      GTEST_SKIP() << "skipped: fewer than two CUDA devices: this machine has "
+                   << CudaSpace::device_count();
+  }
+  const WithDevices two_{2};
+};
+
+/// Page-locked host memory holding `values` (`cudaMallocHost`), freed with the object.
+class PinnedCopy {
+ public:
+  explicit PinnedCopy(const std::vector<std::uint8_t>& values) : bytes_(values.size()) {
+    EXPECT_EQ(cudaMallocHost(&pointer_, bytes_), cudaSuccess);
+    if (pointer_ != nullptr) std::memcpy(pointer_, values.data(), bytes_);
+  }
+  ~PinnedCopy() { EXPECT_EQ(cudaFreeHost(pointer_), cudaSuccess); }
+  PinnedCopy(const PinnedCopy&) = delete;
+  PinnedCopy& operator=(const PinnedCopy&) = delete;
+  [[nodiscard]] const std::uint8_t* data() const noexcept {
+    return static_cast<const std::uint8_t*>(pointer_);
+  }
+
+ private:
+  std::size_t bytes_;
+  void* pointer_ = nullptr;
+};
+#endif
 
 /// Whether this translation unit can gather into `Space` (its gathers need kernels where the
 /// space gathers with them, and kernels need nvcc).
