@@ -6,7 +6,7 @@
 #include <string>
 
 #include "mlp_cuda.hpp"
-#include "resident/detail/cuda_try.hpp"
+#include "resident/detail/cuda/error.hpp"
 
 namespace examples {
 namespace {

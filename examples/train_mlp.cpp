@@ -31,7 +31,7 @@
 #include "synthetic.hpp"
 #if defined(__CUDACC__) && RESIDENT_HAS_CUDA
 #include "mlp_cuda.hpp"
-#include "resident/detail/cuda_resources.hpp"
+#include "resident/detail/cuda/resources.hpp"
 #endif
 
 namespace {

@@ -25,16 +25,14 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The headers measured, relative to the repository. cuda_gather.cuh is nvcc's alone (no g++
+# The headers measured, relative to the repository. detail/cuda/gather.cuh is nvcc's alone (no g++
 # unit of the simulated build compiles it): its kernels' logic is gather_kernels.hpp, which the
 # simulated runtime's kernel harness runs.
 HEADERS = [
-    "include/resident/detail/gather_kernels.hpp",
+    "include/resident/detail/gather/gather_kernels.hpp",
     "include/resident/cuda_space.hpp",
     "include/resident/cuda_host_pinned_space.hpp",
-    "include/resident/detail/cuda_*.hpp",
-    "include/resident/detail/ring_fences.hpp",
-    "include/resident/detail/pinned_chunk_transport.hpp",
+    "include/resident/detail/cuda/*.hpp",
 ]
 
 

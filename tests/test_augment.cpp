@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "resident/detail/augment_row.hpp"
 #include "resident/detail/copy_workers.hpp"
-#include "resident/detail/host_gather.hpp"
+#include "resident/detail/gather/augment_row.hpp"
+#include "resident/detail/gather/host_gather.hpp"
 #include "resident/detail/philox.hpp"
 #include "resident/resident.hpp"
 #include "support/augment_checks.hpp"

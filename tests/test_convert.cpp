@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "resident/convert.hpp"
-#include "resident/detail/host_gather.hpp"
+#include "resident/detail/gather/host_gather.hpp"
 #include "resident/resident.hpp"
 #include "support/epoch_checks.hpp"
 #include "support/spaces.hpp"

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "resident/detail/host_gather.hpp"
+#include "resident/detail/gather/host_gather.hpp"
 #include "resident/epoch.hpp"
 #include "resident/resident.hpp"
 #include "support/epoch_checks.hpp"

@@ -15,11 +15,12 @@
 
 #include "resident/augment.hpp"
 #include "resident/convert.hpp"
-#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/copy_workers.hpp"
-#include "resident/detail/gather_kernels.hpp"
-#include "resident/detail/host_gather.hpp"
-#include "resident/detail/row_order.hpp"
+#include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/gather/gather_kernels.hpp"
+#include "resident/detail/gather/host_gather.hpp"
+#include "resident/detail/gather/stored_rows.hpp"
+#include "resident/detail/stream/chunk_rows.hpp"
 #include "resident/permutation.hpp"
 
 namespace {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "resident/detail/host_memory.hpp"
-#include "resident/detail/row_source.hpp"
+#include "resident/detail/stream/row_source.hpp"
 #include "resident/host_space.hpp"
 #include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"

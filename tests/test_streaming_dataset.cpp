@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "resident/detail/chunk_pipeline.hpp"
+#include "resident/detail/stream/chunk_pipeline.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/npy.hpp"
 #include "resident/streaming_dataset.hpp"

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "resident/detail/copy_workers.hpp"
-#include "resident/detail/staged_upload.hpp"
-#include "resident/detail/upload_plan.hpp"
+#include "resident/detail/upload/staged_upload.hpp"
+#include "resident/detail/upload/upload_plan.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/memory_space.hpp"
 #include "support/chunked_upload.hpp"

@@ -11,7 +11,7 @@
 
 #include <cstddef>
 
-#include "resident/detail/cuda_try.hpp"
+#include "resident/detail/cuda/error.hpp"
 
 namespace resident::bench {
 

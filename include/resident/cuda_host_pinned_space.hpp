@@ -18,8 +18,10 @@
 #include <memory>
 #include <string>
 
-#include "resident/detail/cuda_device.hpp"
-#include "resident/detail/cuda_try.hpp"
+#include "resident/detail/cuda/device.hpp"
+#include "resident/detail/cuda/error.hpp"
+#include "resident/detail/cuda/pinned_chunk_transport.hpp"
+#include "resident/detail/cuda/ring_fences.hpp"
 #include "resident/error.hpp"
 #include "resident/host_space.hpp"
 #include "resident/space_traits.hpp"
@@ -167,18 +169,13 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   std::shared_ptr<detail::HostBudget> budget_;
 };
 
-namespace detail {
-class PinnedRingFences;      // ring_fences.hpp
-class PinnedChunkTransport;  // pinned_chunk_transport.hpp
-}  // namespace detail
-
 /// @brief `CudaHostPinnedSpace`'s engines: the host's (copy-team uploads and gathers, files
 /// read straight into its memory), each write into a slot after the kernels' reads of it;
 /// exported to DLPack as `kDLCUDAHost`.
 template <>
 struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSpace> {
   /// @brief The host's loads, each first waiting for the reads of what its slot held.
-  using chunk_transport = detail::PinnedChunkTransport;
+  using chunk_transport = detail::PinnedChunkTransport<CudaHostPinnedSpace>;
   /// @brief Host gathers, each first waiting for the reads of what its slot held.
   using ring_fences = detail::PinnedRingFences;
   /// @brief The host's copy threads gather: the memory is host memory, and a kernel would
@@ -189,8 +186,5 @@ struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSp
 };
 
 }  // namespace resident
-
-#include "resident/detail/pinned_chunk_transport.hpp"
-#include "resident/detail/ring_fences.hpp"
 
 #endif  // RESIDENT_HAS_CUDA

@@ -16,8 +16,11 @@
 #include <new>
 #include <string>
 
-#include "resident/detail/cuda_device.hpp"
-#include "resident/detail/cuda_try.hpp"
+#include "resident/detail/cuda/chunk_transport.hpp"
+#include "resident/detail/cuda/device.hpp"
+#include "resident/detail/cuda/error.hpp"
+#include "resident/detail/cuda/ring_fences.hpp"
+#include "resident/detail/cuda/upload.hpp"
 #include "resident/error.hpp"
 #include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
@@ -179,12 +182,6 @@ class CudaSpace {
   int device_id_;
 };
 
-namespace detail {
-struct CudaUpload;         // cuda_upload.hpp
-class CudaChunkTransport;  // cuda_chunk_transport.hpp
-class CudaRingFences;      // ring_fences.hpp
-}  // namespace detail
-
 /// @brief `CudaSpace`'s engines: uploads staged through page-locked buffers (or copied
 /// directly from page-locked sources), chunks streamed on a copy stream ordered by events,
 /// gathers by kernels ordered against consumer streams by events, and the device made current
@@ -231,9 +228,5 @@ struct space_traits<CudaSpace> : default_space_traits<CudaSpace> {
 };
 
 }  // namespace resident
-
-#include "resident/detail/cuda_chunk_transport.hpp"
-#include "resident/detail/cuda_upload.hpp"
-#include "resident/detail/ring_fences.hpp"
 
 #endif  // RESIDENT_HAS_CUDA

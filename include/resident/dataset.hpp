@@ -4,7 +4,8 @@
 
 /// @file
 /// @brief `make_dataset`: a `DeviceDataset` when the data fits, a `StreamingDataset` when it
-/// does not, behind one `Dataset` type with the same batch interface.
+/// does not, behind one `Dataset` type with the same batch interface (from files:
+/// load_dataset.hpp).
 
 #include <array>
 #include <cstddef>
@@ -16,12 +17,9 @@
 
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/batch_iterator.hpp"
+#include "resident/detail/dataset/batch_iterator.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/epoch.hpp"
-#include "resident/load_dataset.hpp"
-#include "resident/npy.hpp"
-#include "resident/npz.hpp"
 #include "resident/plan.hpp"
 #include "resident/streaming_dataset.hpp"
 
@@ -249,86 +247,6 @@ Dataset<Space, std::remove_const_t<Ts>...> make_dataset(Space space, const Datas
       [&] { return typename Result::preloaded_type(space, options, fields...); },
       [&] { return typename Result::streaming_type(std::move(space), options, fields...); },
       [&] { return plan(space, options, fields...); });
-}
-
-/// @brief `make_dataset` for `.npy` files, one per field:
-/// `make_dataset<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy", "y.npy")`.
-/// Reads only the headers to plan; then maps and uploads the files (`load_dataset`) or streams
-/// them (`load_streaming_dataset`), so files larger than the host's memory stream too. The
-/// fallback and the refusals are those of the tensor overload.
-/// @throws FormatError for malformed or mistyped files; what the chosen loader throws;
-/// CapacityError when a rank of a replicated job would stream.
-template <class Space, class... Ts, class... Paths,
-          std::enable_if_t<(std::is_convertible_v<const Paths&, std::string> && ...), int> = 0>
-Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
-                                   const Paths&... paths) {
-  static_assert(sizeof...(Ts) >= 1, "name the field types: make_dataset<Space, float, int>(...)");
-  static_assert(sizeof...(Paths) == sizeof...(Ts), "give one .npy path per field type");
-  const auto headers = detail::read_field_headers<Ts...>(detail::open_field_files(paths...));
-  std::array<Shape, sizeof...(Ts)> shapes;
-  for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
-  const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
-  const auto replan = [&] {
-    return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
-                               detail::file_stream_order(options.streaming.order, layout));
-  };
-  return detail::preload_or_stream<Dataset<Space, Ts...>>(
-      options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
-      [&] { return load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...); },
-      replan);
-}
-
-/// @brief `plan()` for members of an `.npz` archive, one per field: the figures `load_dataset`
-/// and `make_dataset` decide with, from the members' headers alone (no data is read or
-/// inflated).
-/// @throws what `load_dataset` throws for the archive and the keys before reading data;
-/// InvalidArgument as `plan()` does.
-template <class Space, class... Ts>
-[[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
-                        const npz::Archive& archive,
-                        const detail::MemberKeys<sizeof...(Ts)>& keys) {
-  static_assert(sizeof...(Ts) >= 1, "name the field types: plan<Space, float, int>(...)");
-  const auto layout =
-      detail::member_layout<Ts...>(options, detail::field_members<Ts...>(archive, keys));
-  return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
-                             detail::file_stream_order(options.streaming.order, layout));
-}
-
-/// @brief `plan()` for members of the archive at `archive` (default `ArchiveOptions`).
-template <class Space, class... Ts>
-[[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
-                        const std::string& archive, const detail::MemberKeys<sizeof...(Ts)>& keys) {
-  return plan<Space, Ts...>(space, options, npz::Archive(archive), keys);
-}
-
-/// @brief `make_dataset` for members of an `.npz` archive, one per field:
-/// `make_dataset<CudaSpace, std::uint8_t, std::uint8_t>(space, options, "mnist.npz",
-/// {"x_train", "y_train"})`. Plans from the members' headers, then preloads
-/// (`load_dataset`: stored members mapped, deflated ones inflated into the upload) or streams
-/// (`load_streaming_dataset`: deflated members inflated once into host memory).
-/// @throws FormatError for a malformed archive or a mistyped member, and when the data must be
-/// streamed but a deflated member cannot be inflated into host memory (window order, or too
-/// large); what the chosen loader throws; CapacityError when a rank
-/// of a replicated job would stream.
-template <class Space, class... Ts>
-Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
-                                   const npz::Archive& archive,
-                                   const detail::MemberKeys<sizeof...(Ts)>& keys) {
-  const auto replan = [&] { return plan<Space, Ts...>(space, options, archive, keys); };
-  return detail::preload_or_stream<Dataset<Space, Ts...>>(
-      options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, archive, keys); },
-      [&] {
-        return load_streaming_dataset<Space, Ts...>(std::move(space), options, archive, keys);
-      },
-      replan);
-}
-
-/// @brief `make_dataset` for members of the archive at `archive` (default `ArchiveOptions`).
-template <class Space, class... Ts>
-Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
-                                   const std::string& archive,
-                                   const detail::MemberKeys<sizeof...(Ts)>& keys) {
-  return make_dataset<Space, Ts...>(std::move(space), options, npz::Archive(archive), keys);
 }
 
 }  // namespace resident

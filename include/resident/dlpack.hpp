@@ -17,7 +17,6 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/config.hpp"
-#include "resident/cuda_space.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/space_traits.hpp"

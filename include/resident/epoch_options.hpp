@@ -6,11 +6,7 @@
 /// @brief `EpochOptions` and `Shuffle`: which epoch, in which order; the same for every
 /// dataset kind and every space.
 
-#include <cstddef>
 #include <cstdint>
-
-#include "resident/detail/shard_geometry.hpp"
-#include "resident/permutation.hpp"
 
 namespace resident {
 
@@ -32,18 +28,5 @@ struct EpochOptions {
   std::uint64_t epoch = 0;          ///< Epoch number: a new order for each.
   Shuffle shuffle = Shuffle::none;  ///< What is shuffled.
 };
-
-namespace detail {
-
-/// @brief The lane a replicated rank takes in a shuffled epoch: ranks trade lanes each epoch
-/// (a permutation of their own key stream), so that no rank keeps the same rows.
-inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions& options) {
-  constexpr std::uint64_t lane_key = 0x6c616e6573ULL;  // "lanes"
-  if (geometry.lanes <= 1) return geometry.lane;
-  return static_cast<std::size_t>(
-      Permutation(geometry.lanes, mix64(options.seed) ^ lane_key, options.epoch)(geometry.lane));
-}
-
-}  // namespace detail
 
 }  // namespace resident

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "resident/detail/checked_math.hpp"
-#include "resident/detail/file_io.hpp"
 #include "resident/detail/host_memory.hpp"
-#include "resident/detail/inflate.hpp"
-#include "resident/detail/zip_directory.hpp"
-#include "resident/detail/zip_writer.hpp"
+#include "resident/detail/io/file_io.hpp"
+#include "resident/detail/io/inflate.hpp"
+#include "resident/detail/io/zip_directory.hpp"
+#include "resident/detail/io/zip_writer.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/npy.hpp"

@@ -15,10 +15,10 @@
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/compact.hpp"
-#include "resident/detail/dataset_core.hpp"
+#include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/format_bytes.hpp"
-#include "resident/detail/layout.hpp"
-#include "resident/detail/stream_layout.hpp"
+#include "resident/detail/stream/stream_layout.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/space_traits.hpp"

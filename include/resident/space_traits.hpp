@@ -60,7 +60,7 @@ struct CopyTeamUpload;  // host_upload.hpp
 template <class Space>
 class HostChunkTransport;  // host_chunk_transport.hpp
 template <class Space>
-class NoRingFences;  // ring_fences.hpp
+class NoRingFences;  // detail/gather/gather_ring.hpp
 
 }  // namespace detail
 

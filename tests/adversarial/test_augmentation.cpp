@@ -32,11 +32,11 @@
 #include <utility>
 #include <vector>
 
-#include "resident/detail/augment_row.hpp"
-#include "resident/detail/chunk_rows.hpp"
 #include "resident/detail/copy_workers.hpp"
-#include "resident/detail/host_gather.hpp"
+#include "resident/detail/gather/augment_row.hpp"
+#include "resident/detail/gather/host_gather.hpp"
 #include "resident/detail/philox.hpp"
+#include "resident/detail/stream/chunk_rows.hpp"
 #include "resident/resident.hpp"
 #include "support/float_bits.hpp"
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "resident/detail/cuda_try.hpp"
-#include "resident/detail/gather_kernels.hpp"
+#include "resident/detail/cuda/error.hpp"
+#include "resident/detail/gather/gather_kernels.hpp"
 #include "simcuda/simcuda.hpp"
 
 namespace resident::detail {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "resident/detail/augment_row.hpp"
+#include "resident/detail/gather/augment_row.hpp"
 #include "resident/resident.hpp"
 #include "support/spaces.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "resident/detail/file_io.hpp"
+#include "resident/detail/io/file_io.hpp"
 #include "resident/npy.hpp"
 
 namespace resident::testing {

@@ -1,0 +1,209 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "resident/augment.hpp"
+#include "resident/convert.hpp"
+#include "resident/detail/copy_workers.hpp"
+#include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/gather/augment_row.hpp"
+
+namespace resident::detail {
+
+/// Rows ahead of the one being copied whose first lines are asked for. Rows come from random
+/// places, which no hardware prefetcher predicts. Measured with bench_epoch on CIFAR rows
+/// (3 KiB, 2 cores): 1, 2, 4 and 8 rows ahead, 1 to all lines, and the T0 or the NTA hint all
+/// came within the noise of each other (17 to 20 ms an epoch); the row ids are computed before
+/// the copies, so looking several rows ahead costs nothing.
+inline constexpr std::size_t gather_prefetch_rows = 4;
+/// Lines of each row asked for ahead: the hardware prefetcher follows a row once its first
+/// lines are read in order, so asking for more only spends load slots.
+inline constexpr std::size_t gather_prefetch_lines = 4;
+
+/// Asks the caches for the first lines of `bytes` at `address` (a hint: no effect elsewhere).
+inline void prefetch_row(const void* address, std::size_t bytes) noexcept {
+#if defined(__GNUC__)
+  const auto* line = static_cast<const char*>(address);
+  const std::size_t end = std::min(bytes, gather_prefetch_lines * 64);
+  for (std::size_t at = 0; at < end; at += 64) __builtin_prefetch(line + at, 0, 3);
+#else
+  (void)address;
+  (void)bytes;
+#endif
+}
+
+/// @brief Converts one row of `elements` elements with `op`, element by element.
+template <class Op>
+struct RowConverter {
+  explicit RowConverter(const Op& op) noexcept : op_(&op) {}
+
+  template <class In, class Out>
+  void operator()(const In* from, Out* to, std::size_t elements) const {
+    for (std::size_t e = 0; e < elements; ++e) to[e] = (*op_)(from[e], e);
+  }
+
+ private:
+  const Op* op_;
+};
+
+/// @brief `Normalize` with the arithmetic of its `operator()`, so that the values are bitwise
+/// those of the device, in loops that vectorise. Long runs of one channel (CHW rows, one
+/// channel) go a run at a time with the scale and offset constant. Short runs (HWC rows: one
+/// element a channel) would leave an inner loop of an element or a few, which does not
+/// vectorise and ran HWC epochs several times slower than CHW ones; their channels repeat with
+/// a period of `channels x channel_stride` elements from each row's start, so a pattern of
+/// whole periods holds each element's scale and offset and a row goes a pattern at a time.
+template <>
+struct RowConverter<Normalize> {
+  /// Elements the pattern holds: whole periods of up to `max_period` elements.
+  static constexpr std::size_t pattern_capacity = 128;
+  /// Longest period that goes through the pattern (at least two periods in it); longer ones
+  /// have runs of at least `max_period / max_channels` elements and go a run at a time.
+  static constexpr std::size_t max_period = pattern_capacity / 2;
+
+  explicit RowConverter(const Normalize& op) noexcept : op_(&op) {
+    const std::size_t channels = op.channels();
+    const std::size_t period = channels * op.channel_stride();
+    if (channels == 1 || period > max_period) return;
+    pattern_ = pattern_capacity / period * period;
+    for (std::size_t e = 0; e < pattern_; ++e) {
+      const std::size_t c = e / op.channel_stride() % channels;
+      scale_[e] = static_cast<double>(op.scale(c));
+      offset_[e] = static_cast<double>(op.offset(c));
+    }
+  }
+
+  template <class In>
+  void operator()(const In* from, float* to, std::size_t elements) const {
+    if (pattern_ != 0) {
+      const double* scale = scale_;
+      const double* offset = offset_;
+      for (std::size_t first = 0; first < elements; first += pattern_) {
+        const std::size_t count = std::min(pattern_, elements - first);
+        const In* in = from + first;
+        float* out = to + first;
+        for (std::size_t e = 0; e < count; ++e)
+          out[e] = static_cast<float>(static_cast<double>(to_float(in[e])) * scale[e] + offset[e]);
+      }
+      return;
+    }
+    const std::size_t channels = op_->channels();
+    const std::size_t run = channels == 1 ? elements : op_->channel_stride();
+    // The channel advances by one per run (no division per run).
+    for (std::size_t first = 0, c = 0; first < elements;
+         first += run, c = c + 1 == channels ? 0 : c + 1) {
+      const double scale = op_->scale(c);
+      const double offset = op_->offset(c);
+      const std::size_t last = std::min(elements, first + run);
+      for (std::size_t e = first; e < last; ++e)
+        to[e] = static_cast<float>(static_cast<double>(to_float(from[e])) * scale + offset);
+    }
+  }
+
+ private:
+  const Normalize* op_;
+  std::size_t pattern_ = 0;  // elements of the pattern; 0: runs
+  // Element e's channel's scale and offset, as doubles (written up to `pattern_`).
+  double scale_[pattern_capacity] = {};   // NOLINT(modernize-avoid-c-arrays)
+  double offset_[pattern_capacity] = {};  // NOLINT(modernize-avoid-c-arrays)
+};
+
+/// @brief One field of a host gather: rows of `row_elements` elements read from `source` (a
+/// `StoredRows` or a `ChunkSlotRows`), gathered into `destination`, augmented by
+/// `augmentation` (none when null, keyed by `key`) and converted by `op` (`NoConversion`:
+/// copied).
+template <class Source, class Out, class Op>
+struct GatherField {
+  using In = typename Source::element_type;
+  Source source;
+  Out* destination;
+  std::size_t row_elements;
+  const Op& op;
+  const Augmentation* augmentation = nullptr;
+  AugmentKey key{};
+
+  /// Bytes of scratch a row needs: an augmented row that is converted is augmented there first.
+  [[nodiscard]] std::size_t scratch_bytes() const noexcept {
+    return augmentation != nullptr && !std::is_same_v<Op, NoConversion> ? row_elements * sizeof(In)
+                                                                        : 0;
+  }
+
+  void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert,
+                std::byte* scratch) const {
+    const In* from = source.at(position, row);
+    Out* to = destination + position * row_elements;
+    if (augmentation != nullptr) {
+      const SampleDraws draws = draw_sample(*augmentation, key, row);
+      if constexpr (std::is_same_v<Op, NoConversion>) {
+        (void)convert, (void)scratch;
+        augment_image(*augmentation, draws, from, to);
+      } else {
+        auto* augmented = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
+        augment_image(*augmentation, draws, from, augmented);
+        convert(augmented, to, row_elements);
+      }
+      cut_out_image(augmentation->image, draws, to);
+      return;
+    }
+    if constexpr (std::is_same_v<Op, NoConversion>) {
+      static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
+      (void)convert, (void)scratch;
+      std::memcpy(to, from, row_elements * sizeof(In));
+    } else {
+      (void)scratch;
+      convert(from, to, row_elements);
+    }
+  }
+
+  void prefetch(std::size_t position, std::uint64_t row) const noexcept {
+    prefetch_row(source.at(position, row), row_elements * sizeof(In));
+  }
+};
+
+template <class Source, class Out, class Op>
+GatherField(Source, Out*, std::size_t, const Op&) -> GatherField<Source, Out, Op>;
+template <class Source, class Out, class Op>
+GatherField(Source, Out*, std::size_t, const Op&, const Augmentation*, AugmentKey)
+    -> GatherField<Source, Out, Op>;
+
+/// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
+/// threads: each thread takes a slice of the batch's positions, computes their row ids once
+/// into `indices` (the ring's index array) and copies every field's rows from them. `order`
+/// is a `RowOrder` or a `ChunkRows`.
+template <class Order, class... Fields>
+void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, CopyWorkers& workers,
+                 const Fields&... fields) {
+  workers.for_each_slice(
+      0, rows,
+      [&](std::size_t first, std::size_t last) {
+        for (std::size_t r = first; r < last; ++r)
+          indices[r] = static_cast<std::int64_t>(order.row(r));
+        for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
+          (fields.prefetch(r, static_cast<std::uint64_t>(indices[r])), ...);
+        const auto converters = std::make_tuple(RowConverter(fields.op)...);
+        std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
+        for (std::size_t r = first; r < last; ++r) {
+          if (r + gather_prefetch_rows < last) {
+            const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
+            (fields.prefetch(r + gather_prefetch_rows, ahead), ...);
+          }
+          const auto row = static_cast<std::uint64_t>(indices[r]);
+          std::apply(
+              [&](const auto&... convert) {
+                (fields.copy_row(row, r, convert, scratch.data()), ...);
+              },
+              converters);
+        }
+      },
+      /*granule=*/1);
+}
+
+}  // namespace resident::detail

@@ -1,0 +1,105 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Rows a streaming dataset reads once, when it is made, into host memory its sources own: a
+// file's rows (so that every epoch can take them in any order, without a file read per row)
+// or a deflated archive member's, inflated once (a deflate stream reads front to back only).
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "resident/detail/dataset/shard_geometry.hpp"
+#include "resident/detail/host_memory.hpp"
+#include "resident/detail/io/file_io.hpp"
+#include "resident/detail/io/inflate.hpp"
+#include "resident/detail/io/zip_directory.hpp"
+#include "resident/detail/stream/row_source.hpp"
+#include "resident/error.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace resident::detail {
+
+/// @brief The source rows a rank's streaming passes read, as `ChunkLoader::source_run` maps
+/// order positions to them: the rank's part, whose start its padding repeats (every row when
+/// replicated), or, for a rank with no rows of its own, the first rows of all, which its
+/// padding repeats. A `DeviceDataset` stores the same rows.
+inline RowRange streamed_source_rows(const ShardGeometry& geometry,
+                                     std::size_t source_rows) noexcept {
+  if (geometry.pad_from_source_start) return {0, std::min(source_rows, geometry.stored_rows)};
+  return {geometry.source_first, geometry.order_rows};
+}
+
+/// @brief Host memory for `bytes` bytes of rows (at least one byte, so that even empty rows are
+/// host memory), released when its last owner goes; null when the system refuses. Large ones
+/// are mapped without reserving swap: a rank may write only its part of them, and pages never
+/// written take no memory.
+inline std::shared_ptr<std::byte> allocate_row_memory(std::size_t bytes) {
+  const std::size_t size = std::max<std::size_t>(bytes, 1);
+#if defined(__linux__)
+  if (size >= host_mmap_threshold) {
+    void* pointer = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pointer == MAP_FAILED) return nullptr;
+    (void)::madvise(pointer, size, MADV_HUGEPAGE);  // advice only, as in `allocate_host`
+    // Should the control block's allocation throw, the deleter unmaps the pages.
+    return std::shared_ptr<std::byte>(static_cast<std::byte*>(pointer),
+                                      [size](std::byte* mapped) { ::munmap(mapped, size); });
+  }
+#endif
+  void* pointer = allocate_host(size);
+  if (pointer == nullptr) return nullptr;
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(pointer),
+                                    [size](std::byte* held) { deallocate_host(held, size); });
+}
+
+/// @brief `allocate_row_memory(bytes)` for the rows of `what` ("x.npy").
+/// @throws CapacityError when the system refuses it.
+inline std::shared_ptr<std::byte> row_memory_for(std::size_t bytes, const std::string& what) {
+  std::shared_ptr<std::byte> memory = allocate_row_memory(bytes);
+  if (memory) return memory;
+  const Capacity host = host_capacity();
+  throw CapacityError("host", bytes, host.free_bytes, host.total_bytes, 0,
+                      "free host memory, or set StreamOptions::order to window to stream the "
+                      "rows a chunk at a time",
+                      "holding the rows of " + what + " in host memory");
+}
+
+/// @brief Rows `range` of `file` (a file source), read once into host memory the returned
+/// source owns, with the checks of every streaming read: a read that fails or comes up short
+/// and a file that changed since it was opened are refused. The returned source has the file
+/// source's rows; those outside `range`, never read by the rank, are zero and take no memory.
+/// @throws FormatError as `RowSource::read` does; CapacityError when the memory is refused.
+inline RowSource read_rows_once(const RowSource& file, const std::string& what, RowRange range) {
+  const std::size_t row_bytes = file.row_bytes();
+  std::shared_ptr<std::byte> memory = row_memory_for(file.rows() * row_bytes, what);
+  file.read(range.first, range.rows, memory.get() + range.first * row_bytes);
+  return RowSource::owned_memory(std::move(memory), file.rows(), row_bytes, range.rows * row_bytes);
+}
+
+/// @brief Rows `range` of a deflated member (`entry` of the archive `file`; its array of
+/// `rows` rows of `row_bytes` bytes begins at byte `data_offset` of its inflated image),
+/// inflated once into host memory the returned source owns. The whole member is inflated
+/// front to back, the rows outside `range` dropped, and its end and CRC-32 checked, as an
+/// upload from it checks them (`MemberInflater`). Rows outside `range` are zero, as above.
+/// @throws FormatError for corrupt deflate data, a wrong size or CRC-32, or an archive that
+/// changed; CapacityError when the memory is refused.
+inline RowSource inflate_rows_once(std::shared_ptr<const ReadFile> file, ZipEntry entry,
+                                   std::size_t data_offset, std::size_t rows, std::size_t row_bytes,
+                                   RowRange range) {
+  std::shared_ptr<std::byte> memory =
+      row_memory_for(rows * row_bytes, "member '" + entry.name + "' of " + file->path());
+  MemberInflater inflater(std::move(file), std::move(entry));
+  inflater.read(data_offset + range.first * row_bytes, range.rows * row_bytes,
+                memory.get() + range.first * row_bytes);
+  inflater.finish();
+  return RowSource::owned_memory(std::move(memory), rows, row_bytes, range.rows * row_bytes);
+}
+
+}  // namespace resident::detail

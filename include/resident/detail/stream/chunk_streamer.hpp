@@ -1,0 +1,325 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The move-only machinery of a `StreamingDataset`, behind the one owner the dataset holds:
+// the slots (the dataset's one allocation), the space's chunk transport, the producer
+// thread's pipeline and loader, and the pass the reader is in. It serves batch k of a pass as
+// a place in a slot, restarting the pass where the reader jumped.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "resident/detail/dataset/layout.hpp"
+#include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/dataset/shard_geometry.hpp"
+#include "resident/detail/expects.hpp"
+#include "resident/detail/io/host_staging.hpp"
+#include "resident/detail/resources.hpp"
+#include "resident/detail/stream/chunk_loader.hpp"
+#include "resident/detail/stream/chunk_pipeline.hpp"
+#include "resident/detail/stream/chunk_rows.hpp"
+#include "resident/detail/stream/pass_order.hpp"
+#include "resident/detail/stream/row_source.hpp"
+#include "resident/detail/stream/stream_layout.hpp"
+#include "resident/epoch_options.hpp"
+#include "resident/error.hpp"
+#include "resident/permutation.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident::detail {
+
+/// @brief Whether a stream of `sources` under `order` runs in whole-epoch order: unless
+/// `StreamOrder::window` is asked for, when every source is host memory (the loaders read
+/// files into host memory for it, or leave them files for a window order).
+/// @throws InvalidArgument for `StreamOrder::whole_epoch` over a source that is not in memory.
+template <std::size_t Fields>
+bool streams_whole_epoch(StreamOrder order, const std::array<RowSource, Fields>& sources) {
+  // A source of no bytes (an empty tensor may have a null pointer) reads nothing from anywhere.
+  const bool in_memory = std::all_of(sources.begin(), sources.end(), [](const RowSource& source) {
+    return source.memory() != nullptr || source.rows() == 0 || source.row_bytes() == 0;
+  });
+  RESIDENT_EXPECTS(in_memory || order != StreamOrder::whole_epoch,
+                   "StreamOptions::order is whole_epoch but a field's rows are read from a file; "
+                   "load it with load_streaming_dataset, which reads the rows into host memory "
+                   "for that order, or use StreamOrder::window");
+  return order != StreamOrder::window && in_memory;
+}
+
+template <class Space, std::size_t Fields>
+class ChunkStreamer {
+ public:
+  using stream_type = typename Space::stream_type;
+  using Transport = typename space_traits<Space>::chunk_transport;
+
+  /// Where a served batch is: its slot's bytes, the batch's first row in the slot, and its
+  /// slice of the order (rows, valid rows).
+  struct Served {
+    const std::byte* slot;
+    std::size_t first_row;
+    BatchSlice slice;
+  };
+
+  /// @brief Allocates the slots in `space` and makes the transport; starts nothing.
+  /// @throws CapacityError when the slots cannot be allocated; what the transport throws.
+  /// `reader_owner` keeps the reader's stream alive as long as the producer and the transport
+  /// may use it (null for a stream the caller owns).
+  /// `whole_epoch`: every pass in whole-epoch order (see `PassOrder`); needs host-memory
+  /// sources.
+  ChunkStreamer(const Space& space, stream_type reader, std::shared_ptr<const void> reader_owner,
+                const DatasetLayout<Fields>& layout, const StreamLayout<Fields>& stream,
+                std::array<RowSource, Fields> sources, bool whole_epoch, unsigned threads)
+      : reader_owner_(std::move(reader_owner)),
+        layout_(layout),
+        stream_(stream),
+        whole_epoch_(whole_epoch),
+        direct_(whole_epoch && !space_traits<Space>::gathers_with_kernels),
+        slots_(space, stream.total_bytes, reader, reader_owner_) {
+    const bool pinned = Transport::sources_pinned(space, sources);
+    transport_ = std::make_unique<Transport>(space, reader, stream.ring_chunks, stream.slot_bytes,
+                                             pinned, whole_epoch, threads);
+    loader_ = std::make_shared<const Loader>(
+        Loader{layout_, stream_, std::move(sources), slots_.data(), transport_.get()});
+  }
+  ChunkStreamer(const ChunkStreamer&) = delete;
+  ChunkStreamer& operator=(const ChunkStreamer&) = delete;
+  /// Stops the producer and waits for copies in flight before the slots are released.
+  ~ChunkStreamer() {
+    pipeline_.stop();
+    try {
+      transport_->drain();
+    } catch (const Error&) {  // a failed device cannot be drained; releasing is still safe
+    }
+  }
+
+  [[nodiscard]] std::size_t bytes() const noexcept { return slots_.bytes(); }
+  /// @brief Bytes of host memory the sources own (rows read or inflated for the stream).
+  [[nodiscard]] std::size_t host_bytes() const noexcept {
+    return std::accumulate(
+        loader_->sources.begin(), loader_->sources.end(), std::size_t{0},
+        [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
+  }
+  /// @brief In whole-epoch order, asks the kernel to back the rows this rank reads in host
+  /// memory by large pages (`advise_large_pages`): every epoch reads them in its own random
+  /// order, which on small pages costs a TLB miss per row. Nothing in window order, whose reads
+  /// are sequential.
+  void advise_large_pages() const noexcept {
+    if (!whole_epoch_) return;
+    for (const RowSource& source : loader_->sources) {
+      if (source.memory() == nullptr) continue;
+      const RowRange read = streamed_source_rows(layout_.geometry, source.rows());
+      detail::advise_large_pages(source.memory() + read.first * source.row_bytes(),
+                                 read.rows * source.row_bytes());
+    }
+  }
+  /// @brief Whether every pass is in whole-epoch order.
+  [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }
+  /// @brief Whether `Shuffle::samples` batches are views of the chunk slots: in whole-epoch
+  /// order, on a space whose gathers run on the device (on one whose gathers host threads run,
+  /// a gather reads the rows in host memory directly, into the gather ring, as a preloaded
+  /// dataset's does: cheaper than writing every row of the epoch into the slots first).
+  [[nodiscard]] bool views_samples() const noexcept { return whole_epoch_ && !direct_; }
+  /// @brief Where gathers read field `field`'s rows (see `ChunkSlotRows`): the slots, or, in
+  /// whole-epoch order on a space whose gathers host threads run, the rows in host memory.
+  template <class T>
+  [[nodiscard]] ChunkSlotRows<T> rows_of(std::size_t field, const ChunkRows& rows) const noexcept {
+    ChunkSlotRows<T> source{slots_.data() + stream_.offsets[field], stream_.slot_bytes,
+                            layout_.row_bytes[field], rows};
+    if (direct_) {
+      source.direct = loader_->sources[field].memory();
+      source.source = source_map(layout_);
+    }
+    return source;
+  }
+
+  /// @brief A new pass order (each gets an id of its own).
+  [[nodiscard]] PassOrder make_order(const EpochOptions& options) {
+    return make_pass_order(++last_order_id_, options, layout_.geometry, stream_, whole_epoch_);
+  }
+  /// @brief The order of `batch(i)`: an unshuffled pass, made once.
+  [[nodiscard]] const PassOrder& plain_order() {
+    if (!plain_order_) plain_order_ = std::make_shared<const PassOrder>(make_order({}));
+    return *plain_order_;
+  }
+
+  /// @brief Epoch batch `k` (< the dataset's batches) of `order`: starts or restarts the pass
+  /// where needed, gives up the chunks behind it, and waits only for its own chunk.
+  [[nodiscard]] Served serve(const PassOrder& order, std::size_t k) {
+    const ShardGeometry& geometry = layout_.geometry;
+    const auto [position, place] = locate(order, k, stream_, geometry.batches);
+    hold(order, position, position);
+    const std::size_t local =
+        local_batch(order, order.chunk_at[position], place, geometry, stream_);
+    return {slots_.data() + (position % stream_.ring_chunks) * stream_.slot_bytes,
+            local * geometry.batch_size, pass_slice(order, position, place, geometry, stream_)};
+  }
+
+  /// Where the rows of a gathered batch lie (see `ChunkRows`) and its slice of the order.
+  struct Gathered {
+    ChunkRows order;
+    BatchSlice slice;
+  };
+
+  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one (in
+  /// whole-epoch order on a space whose gathers host threads run, none: the gather reads the
+  /// rows in host memory, see `rows_of`). A batch of a whole-epoch pass, and one of an unshuffled
+  /// or batch-shuffled window pass, is read straight from its slot. Under `Shuffle::samples` in
+  /// window order its rows are drawn from the window of `window_chunks` positions it is in (every
+  /// chunk of which is held), by a permutation of all the window's full batches' rows keyed by the
+  /// seed, the epoch and the window; a short last batch is read straight, and last, as in every
+  /// shuffled epoch.
+  [[nodiscard]] Gathered gather(const PassOrder& order, std::size_t k) {
+    const ShardGeometry& geometry = layout_.geometry;
+    const auto [position, place] = locate(order, k, stream_, geometry.batches);
+    const std::size_t chunk = order.chunk_at[position];
+    const std::size_t local = local_batch(order, chunk, place, geometry, stream_);
+    Gathered gathered{};
+    ChunkRows& rows = gathered.order;
+    rows.batch_size = geometry.batch_size;
+    rows.chunk_batches = stream_.chunk_batches;
+    rows.lanes = geometry.lanes;
+    rows.lane = order.epoch.lane;
+    rows.offset = order.epoch.offset;
+    if (direct_) {
+      // The rows where they lie in host memory: no chunk is loaded or held for them.
+      gathered.slice = order.epoch.slice(geometry, k);
+      rows.straight = order.epoch.rows(geometry, k);
+      return gathered;
+    }
+    const bool short_batch =
+        geometry.short_last && chunk * stream_.chunk_batches + local + 1 == geometry.batches;
+    if (order.whole_epoch || order.options().shuffle != Shuffle::samples || short_batch) {
+      hold(order, position, position);
+      gathered.slice = pass_slice(order, position, place, geometry, stream_);
+      rows.slot[0] = position % stream_.ring_chunks;
+      rows.slot_row = local * geometry.batch_size;
+      rows.straight = RowOrder{order.epoch.sample_order, geometry.order_rows, gathered.slice.first};
+      return gathered;
+    }
+    const std::size_t first = position / stream_.window_chunks * stream_.window_chunks;
+    const std::size_t end = std::min(first + stream_.window_chunks, stream_.chunks);
+    hold(order, first, end - 1);
+    // The window's chunks, one with fewer batches (the last chunk) moved last, so that a
+    // window row's chunk is its batch over `chunk_batches`; `q` numbers the epoch's batches of
+    // the window from 0.
+    std::size_t listed = 0;
+    std::size_t fewer = end;
+    std::size_t window_batches = 0;
+    std::size_t q = place;
+    const auto list = [&](std::size_t at) {
+      rows.slot[listed] = at % stream_.ring_chunks;
+      rows.first_batch[listed] = order.chunk_at[at] * stream_.chunk_batches;
+      ++listed;
+    };
+    for (std::size_t at = first; at < end; ++at) {
+      const std::size_t batches = stream_.batches_of(order.chunk_at[at], geometry.batches);
+      window_batches += batches;
+      if (at < position) q += batches;
+      if (batches < stream_.chunk_batches)
+        fewer = at;
+      else
+        list(at);
+    }
+    if (fewer != end) list(fewer);
+    const bool holds_short = geometry.short_last && order.chunk_at[end - 1] + 1 == stream_.chunks;
+    window_batches -= holds_short ? 1 : 0;
+    constexpr std::uint64_t window_key = 0x77696e646f77ULL;  // "window": its own key stream
+    rows.samples =
+        Permutation(window_batches * geometry.batch_size,
+                    mix64(order.options().seed ^ window_key) ^ mix64(first), order.options().epoch);
+    rows.first = q * geometry.batch_size;
+    gathered.slice = {0, geometry.batch_size, geometry.batch_size};
+    return gathered;
+  }
+
+  /// The slots' first byte and layout, for the gathers that read them.
+  [[nodiscard]] const std::byte* slots() const noexcept { return slots_.data(); }
+  [[nodiscard]] const StreamLayout<Fields>& stream_layout() const noexcept { return stream_; }
+
+  /// @brief The slot of epoch batch `k` of `order` for `StreamingEpoch::wait` and `release`
+  /// (`call`): the chunk the reader holds, since a chunk given up has had its slot's order
+  /// recorded already.
+  /// @throws Error naming the batch and why when its chunk is not the one held.
+  [[nodiscard]] std::size_t held_slot(const PassOrder& order, std::size_t k,
+                                      const char* call) const {
+    const std::size_t position = locate(order, k, stream_, layout_.geometry.batches).first;
+    const bool ours = active_order_ != nullptr && active_order_->id == order.id;
+    if (ours && held_ == position) return position % stream_.ring_chunks;
+    throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
+                ", stream) on a streaming epoch found batch " + std::to_string(k) +
+                "'s chunk not held by the reader (" +
+                (!ours ? std::string("the pass running is another epoch's, or none")
+                 : held_ == no_position || held_ < position
+                     ? std::string("the batch was not asked for yet")
+                     : "the reader moved on to a later chunk") +
+                "); call it after batch(k) and before a batch of another chunk (each chunk "
+                "holds StreamOptions::chunk_batches batches)");
+  }
+
+  /// @brief Orders `consumer` after slot `slot`'s chunk landed.
+  void wait(std::size_t slot, stream_type consumer) const { transport_->wait(slot, consumer); }
+  /// @brief Makes the reader's stream, and so the slot's next release, wait for `consumer`.
+  void join(stream_type consumer) const { transport_->join(consumer); }
+
+ private:
+  using Loader = ChunkLoader<Transport, Fields>;
+  static constexpr std::size_t no_position = static_cast<std::size_t>(-1);
+
+  // Holds positions [first, last] of `order` loaded: starts or restarts the pass where it
+  // cannot reach them, gives up the chunks before `first` and orders the reader after each
+  // held chunk's copies.
+  void hold(const PassOrder& order, std::size_t first, std::size_t last) {
+    if (active_order_ == nullptr || active_order_->id != order.id || !pipeline_.can_reach(last) ||
+        first < acquired_first_)
+      restart(order, first);
+    if (held_ != last) {
+      pipeline_.acquire(last, first, [this](std::size_t given_up) {
+        transport_->release(given_up % stream_.ring_chunks);
+      });
+      for (std::size_t at = std::max(first, acquired_end_); at <= last; ++at)
+        transport_->acquire(at % stream_.ring_chunks);
+      acquired_first_ = first;
+      acquired_end_ = last + 1;
+      held_ = last;
+    }
+  }
+
+  // Stops the running pass, frees every slot once the reader's work so far is done, and
+  // starts `order` at `position`.
+  void restart(const PassOrder& order, std::size_t position) {
+    pipeline_.stop();
+    for (std::size_t slot = 0; slot < stream_.ring_chunks; ++slot) transport_->release(slot);
+    active_order_ = std::make_shared<const PassOrder>(order);
+    held_ = no_position;
+    acquired_first_ = position;
+    acquired_end_ = position;
+    pipeline_.start(position, stream_.chunks, stream_.prefetch_chunks, stream_.reader_copies,
+                    [loader = loader_, pass = active_order_](std::size_t at, SharedPieces& pieces) {
+                      loader->load(*pass, at, pieces);
+                    });
+  }
+
+  std::shared_ptr<const void> reader_owner_;  // first declared: released last
+  DatasetLayout<Fields> layout_;
+  StreamLayout<Fields> stream_;
+  bool whole_epoch_;
+  bool direct_;  // gathers read the rows where they lie in host memory (see `gather`)
+  Allocation<Space> slots_;
+  std::unique_ptr<Transport> transport_;
+  std::shared_ptr<const Loader> loader_;  // shared with the producer's running load
+  ChunkPipeline pipeline_;                // stopped by the destructor before the rest goes
+  std::uint64_t last_order_id_ = 0;
+  std::shared_ptr<const PassOrder> plain_order_;
+  std::shared_ptr<const PassOrder> active_order_;
+  std::size_t held_ = no_position;
+  std::size_t acquired_first_ = 0;  // first position held (the window's first)
+  std::size_t acquired_end_ = 0;    // past the last position the reader was ordered after
+};
+
+}  // namespace resident::detail
