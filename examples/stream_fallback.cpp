@@ -55,8 +55,8 @@ int run(int argc, char** argv) {
               resident::detail::format_bytes(budget_kib << 10).c_str());
   if (const auto* streamed = train_set.streaming())
     std::printf(
-        "  chunks of %zu batches, ring of %zu, %zu loading ahead; shuffle window %zu rows\n",
-        streamed->chunk_batches(), streamed->ring_chunks(), streamed->prefetch_chunks(),
+        "  chunks of %zu batches, %zu chunk slots, %zu loading ahead; shuffle window %zu rows\n",
+        streamed->chunk_batches(), streamed->chunk_slots(), streamed->prefetch_chunks(),
         streamed->window_rows());
 
   examples::SoftmaxRegression model(features, examples::classes);

@@ -6,7 +6,7 @@
 #      of the project points at a file that exists, and every #anchor at a heading of that
 #      file (GitHub's heading ids).
 #   2. Headers: docs/design.md's tables of headers name exactly the files in include/resident/
-#      and include/resident/detail/.
+#      and, by their path below it, in include/resident/detail/ and its folders.
 #   3. README.md's example: the code under "## Example" is examples/readme_example.cpp.
 #   4. API reference: Doxygen (docs/Doxyfile) over the public headers, into build/docs/html/;
 #      every warning (an undocumented public name, a documentation error) is printed and fails
@@ -89,18 +89,26 @@ for page in pages:
                 problems.append(f"{where}: {resolved} has no heading with id #{anchor}")
 print(f"docs: {links} relative links in {len(pages)} pages checked")
 
-# docs/design.md's tables of headers, against the files.
+# docs/design.md's tables of headers, against the files: the public headers by name, the
+# internals by their path below detail/ (a section may hold a table per folder, under ####).
 design = open("docs/design.md", encoding="utf-8").read()
-for heading, folder in (("### Public headers", "include/resident"),
-                        ("### Internals", "include/resident/detail")):
+for heading, folder, recursive in (("### Public headers", "include/resident", False),
+                                   ("### Internals", "include/resident/detail", True)):
     start = design.find(heading)
     if start < 0:
         problems.append(f"docs/design.md: no section '{heading}' with the table of {folder}/")
         continue
-    section = design[start:].split("\n#", 1)[0]
+    body = design[start + len(heading):]
+    end = re.search(r"^#{1,3} ", body, re.M)
+    section = body[:end.start()] if end else body
     listed = set(re.findall(r"^\|\s*`([^`]+\.(?:hpp|cuh|h))`\s*\|", section, re.M))
-    present = {name for name in os.listdir(folder) if name.endswith((".hpp", ".cuh", ".h"))
-               and os.path.isfile(os.path.join(folder, name))}
+    present = set()
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if name.endswith((".hpp", ".cuh", ".h")):
+                present.add(os.path.relpath(os.path.join(root, name), folder))
+        if not recursive:
+            break
     for name in sorted(present - listed):
         problems.append(f"docs/design.md: {folder}/{name} has no row in '{heading}'")
     for name in sorted(listed - present):

@@ -8,7 +8,7 @@ preprocessor branch it sits in, so that the CUDA-only includes count too), and p
 cycle (a strongly connected component of more than one header, or a header that includes
 itself) with the includes that close it. Exit status 1 when there is one, else 0.
 
-Usage: scripts/include-cycles.py
+Usage: scripts/include-cycles.py [--root DIR]   DIR holds resident/ (default: include/ here)
 """
 import os
 import re
@@ -16,6 +16,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDE = os.path.join(ROOT, "include")
+if len(sys.argv) == 3 and sys.argv[1] == "--root":
+    INCLUDE = sys.argv[2]
+elif len(sys.argv) != 1:
+    sys.exit("usage: scripts/include-cycles.py [--root DIR]")
 DIRECTIVE = re.compile(r'^\s*#\s*include\s+"(resident/[^"]+)"', re.M)
 
 

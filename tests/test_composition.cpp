@@ -174,7 +174,7 @@ DatasetOptions cell_options(Remainder remainder, int rank, int world) {
   options.shard = {rank, world, 0};
   options.reserve_bytes = 0;
   options.streaming.chunk_batches = 2;
-  options.streaming.ring_chunks = 3;
+  options.streaming.chunk_slots = 3;
   options.streaming.prefetch_chunks = 1;
   return options;
 }

@@ -149,7 +149,7 @@ TEST(Concurrency, EpochIteratesWhileAnotherDatasetUploads) {
   std::thread uploader([&] {
     DatasetOptions options = options_of(1000);
     options.upload_threads = 2;
-    options.chunk_bytes = std::size_t{1} << 20;
+    options.upload_block_bytes = std::size_t{1} << 20;
     while (uploading.load() || uploads.load() == 0) {
       const DeviceDataset<HostSpace, float, std::int32_t> uploaded(space, options, large.x(),
                                                                    large.y());

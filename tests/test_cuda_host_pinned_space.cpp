@@ -269,7 +269,7 @@ TEST_F(CudaHostPinnedSpaceOnDevice, KernelsReadEveryBatchBeforeItsSlotIsWrittenA
       streamed.streaming.chunk_batches = 2;  // 19 chunks through 4 slots
       streamed.streaming.order = resident::StreamOrder::whole_epoch;
       resident::StreamingDataset<CudaHostPinnedSpace, std::int32_t> ds(space, streamed, tensor);
-      ASSERT_GT(ds.num_chunks(), ds.ring_chunks());
+      ASSERT_GT(ds.num_chunks(), ds.chunk_slots());
       EXPECT_EQ(read_on_device(ds.epoch(batches), batch, on_other ? other : ds.stream(), on_other),
                 read_on_host(host.epoch(batches)));
     }

@@ -313,7 +313,7 @@ TEST_F(CudaSpaceOnDevice, AFailedRuntimeCallIsACudaErrorNamingTheCallTheErrorAnd
   } catch (const CudaError& error) {
     EXPECT_EQ(error.code(), cudaErrorNotSupported);
     EXPECT_EQ(error.call(), "cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)");
-    EXPECT_NE(error.file().find("cuda_space.hpp"), std::string::npos) << error.file();
+    EXPECT_NE(error.file().find("detail/cuda/resources.hpp"), std::string::npos) << error.file();
     const std::string message = error.what();
     for (const char* part :
          {"resident: CUDA call cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) failed at",

@@ -139,7 +139,7 @@ TEST(MakeDataset, NpyFilesArePlannedFromTheirHeaders) {
     // Two chunk slots and a gather ring of one batch (2 KiB in all) fit in 3000 bytes.
     DatasetOptions small = options_of(50);
     small.ring_depth = 1;
-    small.streaming.ring_chunks = 2;
+    small.streaming.chunk_slots = 2;
     small.streaming.prefetch_chunks = 1;
     auto streamed =
         resident::make_dataset<HostSpace, std::int64_t>(HostSpace::with_budget(3000), small, path);

@@ -13,6 +13,7 @@
 #include "resident/dataset.hpp"
 #include "resident/dataset_accessors.hpp"
 #include "resident/device_dataset.hpp"
+#include "resident/host_space.hpp"
 #include "resident/streaming_dataset.hpp"
 
 namespace {

@@ -14,6 +14,8 @@
 #include "resident/dataset_options.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/host_space.hpp"
+#include "resident/plan.hpp"
+#include "resident/streaming_dataset.hpp"
 
 namespace {
 
@@ -26,7 +28,7 @@ TEST(DatasetOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(options.batch_size, 256u);
   EXPECT_EQ(options.remainder, Remainder::partial);
   EXPECT_FALSE(options.reserve_bytes.has_value()) << "unset: the space's default reserve";
-  EXPECT_EQ(options.chunk_bytes, std::size_t{8} << 20);
+  EXPECT_EQ(options.upload_block_bytes, std::size_t{8} << 20);
   EXPECT_EQ(options.staging_buffers, 4u);
   EXPECT_EQ(options.upload_threads, 0u);
   EXPECT_FALSE(options.stream.has_value()) << "unset: the dataset owns a stream";
@@ -35,16 +37,16 @@ TEST(DatasetOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(options.shard, resident::Shard{});
   EXPECT_EQ(options.sharding, resident::Sharding::partitioned);
   EXPECT_EQ(options.streaming.chunk_batches, 0u);
-  EXPECT_EQ(options.streaming.ring_chunks, 4u);
+  EXPECT_EQ(options.streaming.chunk_slots, 4u);
   EXPECT_EQ(options.streaming.prefetch_chunks, 2u);
 }
 
-TEST(StreamOptions, DefaultsAreAutomaticChunksInARingOfFourWithTwoAhead) {
+TEST(StreamOptions, DefaultsAreAutomaticChunksInFourSlotsWithTwoAhead) {
   const StreamOptions streaming;
   EXPECT_EQ(streaming.chunk_batches, 0u) << "0: about 64 MiB per chunk";
-  EXPECT_EQ(streaming.ring_chunks, 4u);
+  EXPECT_EQ(streaming.chunk_slots, 4u);
   EXPECT_EQ(streaming.prefetch_chunks, 2u);
-  EXPECT_GT(streaming.ring_chunks, streaming.prefetch_chunks) << "a slot is left to read";
+  EXPECT_GT(streaming.chunk_slots, streaming.prefetch_chunks) << "a slot is left to read";
 }
 
 TEST(Remainder, NamesAreThePolicies) {
@@ -69,5 +71,54 @@ TEST(DatasetOptions, DefaultOptionsCutBatchesOf256AndServeTheShortTail) {
   EXPECT_EQ(std::get<0>(ds.batch(2)).rows(), 600u - 512u);
   EXPECT_EQ(space.used_bytes(), 600u * sizeof(std::int32_t));
 }
+
+// The former names of renamed options still compile (with a deprecation warning, silenced
+// here) and still take effect: a former name, where set, wins over the new one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(DatasetOptions, FormerNamesStillTakeEffect) {
+  std::vector<float> values(4096);
+  std::iota(values.begin(), values.end(), 0.0F);
+  const resident::HostTensor<const float> rows(values.data(), {1024, 4});
+  const resident::HostSpace space;
+
+  DatasetOptions options;
+  options.batch_size = 8;
+  EXPECT_FALSE(options.chunk_bytes.held()) << "unset: upload_block_bytes decides";
+  EXPECT_FALSE(options.streaming.ring_chunks.held()) << "unset: chunk_slots decides";
+  options.chunk_bytes = 0;
+  using Preloaded = resident::DeviceDataset<resident::HostSpace, float>;
+  EXPECT_THROW(Preloaded(space, options, rows), resident::InvalidArgument)
+      << "a zero block size is refused under its former name too";
+  // The same progress reports (one per block) as under the new name, more than one block's.
+  const auto reports = [&](const DatasetOptions& with) {
+    std::size_t count = 0;
+    DatasetOptions counted = with;
+    counted.on_progress = [&count](const resident::Progress&) { return ++count != 0; };
+    const Preloaded preloaded(space, counted, rows);
+    return count;
+  };
+  DatasetOptions renamed;
+  renamed.batch_size = options.batch_size;
+  renamed.upload_block_bytes = 4096;
+  options.chunk_bytes = 4096;
+  EXPECT_EQ(reports(options), reports(renamed));
+  EXPECT_GT(reports(options), reports(DatasetOptions{})) << "4 KiB blocks, not 8 MiB ones";
+
+  // The chunk slots: the dataset's and the plan's, as under the new name.
+  options.streaming.chunk_batches = 4;
+  options.streaming.ring_chunks = 6;
+  renamed.streaming.chunk_batches = 4;
+  renamed.streaming.chunk_slots = 6;
+  const resident::StreamingDataset<resident::HostSpace, float> streamed(space, options, rows);
+  EXPECT_EQ(streamed.chunk_slots(), 6u);
+  EXPECT_EQ(streamed.ring_chunks(), 6u);
+  const resident::Plan plan = resident::plan(space, options, rows);
+  EXPECT_EQ(plan.stream_slots_bytes, resident::plan(space, renamed, rows).stream_slots_bytes);
+  EXPECT_EQ(std::size_t{plan.stream_ring_bytes}, plan.stream_slots_bytes);
+  EXPECT_NE(plan.stream_slots_bytes,
+            resident::plan(space, DatasetOptions{}, rows).stream_slots_bytes);
+}
+#pragma GCC diagnostic pop
 
 }  // namespace

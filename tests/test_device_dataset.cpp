@@ -381,7 +381,7 @@ TEST(DeviceDataset, IgnoresStreamOptionsEvenInvalidOnes) {
         resident::StreamOptions{1, max, 2}, resident::StreamOptions{max, max, max},
         resident::StreamOptions{max, 0, 0}}) {
     SCOPED_TRACE(std::to_string(streaming.chunk_batches) + ", " +
-                 std::to_string(streaming.ring_chunks) + ", " +
+                 std::to_string(streaming.chunk_slots) + ", " +
                  std::to_string(streaming.prefetch_chunks));
     DatasetOptions opts = options(3);
     opts.streaming = streaming;

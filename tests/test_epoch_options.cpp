@@ -9,6 +9,7 @@
 
 #include "resident/device_dataset.hpp"
 #include "resident/epoch_options.hpp"
+#include "resident/host_space.hpp"
 
 namespace {
 

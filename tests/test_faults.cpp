@@ -76,7 +76,7 @@ DatasetOptions preload_options() {
   options.batch_size = kBatch;
   options.remainder = Remainder::pad;
   options.reserve_bytes = 0;
-  options.chunk_bytes = 1024;
+  options.upload_block_bytes = 1024;
   options.upload_threads = 1;  // one copy order, so that the k-th copy is the same every run
   options.on_progress = [](resident::Progress /*progress*/) { return true; };
   return options;
@@ -89,7 +89,7 @@ DatasetOptions stream_options() {
   options.remainder = Remainder::drop;
   options.reserve_bytes = 0;
   options.streaming.chunk_batches = 3;
-  options.streaming.ring_chunks = 3;
+  options.streaming.chunk_slots = 3;
   options.streaming.prefetch_chunks = 1;
   return options;
 }
@@ -256,7 +256,7 @@ TYPED_TEST(Faults, AFailedUploadReleasesItsMemoryBehindItsCopies) {
   using Preloaded = typename TestFixture::Preloaded;
   const resident::testing::SlowStreams slow(500);
   DatasetOptions options = preload_options();
-  options.chunk_bytes = 4096;  // many copies in flight when one fails
+  options.upload_block_bytes = 4096;  // many copies in flight when one fails
   this->inject_every_fault(
       "construction and upload behind slow copies", [] {},
       [&] {
@@ -464,7 +464,7 @@ TYPED_TEST(Faults, TheFallbackPlanSaysThePreloadWasRefused) {
     EXPECT_EQ(
         recorded.needed_bytes,
         resident::plan(this->space_, options, this->source_.x(), this->source_.y()).needed_bytes);
-    EXPECT_EQ(recorded.stream_ring_bytes, dataset.bytes());
+    EXPECT_EQ(recorded.stream_slots_bytes, dataset.bytes());
     EXPECT_NE(recorded.reason.find("preload allocation was refused"), std::string::npos)
         << recorded.reason;
     EXPECT_NE(recorded.reason.find(this->space_.injector().fault_message()), std::string::npos)

@@ -84,7 +84,7 @@ DatasetOptions in_chunks_of_4_kib() {
   DatasetOptions options;
   options.batch_size = 64;
   options.reserve_bytes = 0;
-  options.chunk_bytes = 4096;
+  options.upload_block_bytes = 4096;
   return options;
 }
 
@@ -236,7 +236,7 @@ DatasetOptions in_chunks(StreamOrder order, std::size_t batch, resident::Remaind
   options.remainder = remainder;
   options.reserve_bytes = 0;
   options.streaming.chunk_batches = 2;
-  options.streaming.ring_chunks = 3;
+  options.streaming.chunk_slots = 3;
   options.streaming.prefetch_chunks = 1;
   options.streaming.order = order;
   return options;

@@ -516,7 +516,8 @@ TYPED_TEST(NpzDataset, LoadsStoredAndDeflatedMembersBlockByBlock) {
     resident::DatasetOptions options;
     options.batch_size = 8;
     options.remainder = resident::Remainder::pad;
-    options.chunk_bytes = 100;  // many blocks: inflated piece by piece into the staging memory
+    options.upload_block_bytes =
+        100;  // many blocks: inflated piece by piece into the staging memory
     auto dataset = resident::load_dataset<TypeParam, float, std::uint8_t>(this->space_, options,
                                                                           file.path, {"x", "y"});
     const auto x =

@@ -123,15 +123,15 @@ TEST_F(Recommend, StreamWithTheRingFiguresAndTheRanksThatWouldFit) {
   // The gather ring first: one batch of 100 rows, x as float (6400 B), y (400 B, to 6912 B
   // aligned) and the row ids (800 B): 7936 B aligned. Automatic chunks: the 10064 B it leaves
   // over 4 slots is 2516 B, one batch takes 1600 + 400 B, aligned 2304 B: one batch per chunk,
-  // ten chunks, a ring of 4 x 2304 B.
+  // ten chunks, 4 chunk slots of 2304 B.
   EXPECT_EQ(verdict.ring_bytes, 7936u);
   EXPECT_EQ(verdict.stream_chunk_batches, 1u);
   EXPECT_EQ(verdict.stream_chunks, 10u);
-  EXPECT_EQ(verdict.stream_ring_bytes, 4u * 2304u);
+  EXPECT_EQ(verdict.stream_slots_bytes, 4u * 2304u);
   EXPECT_TRUE(verdict.stream_fits);
   EXPECT_EQ(verdict.stream_order, resident::StreamOrder::whole_epoch);
   EXPECT_EQ(verdict.partition_world_size, 2u);
-  EXPECT_NE(verdict.reason.find("stream it: a StreamingDataset keeps a ring of 9.0 KiB"),
+  EXPECT_NE(verdict.reason.find("stream it: a StreamingDataset keeps chunk slots of 9.0 KiB"),
             std::string::npos)
       << verdict.reason;
   EXPECT_NE(verdict.reason.find("partitioned across 2 or more ranks it would fit"),
@@ -140,7 +140,7 @@ TEST_F(Recommend, StreamWithTheRingFiguresAndTheRanksThatWouldFit) {
   std::ostringstream printed;
   printed << verdict;
   EXPECT_NE(printed.str().find("recommendation: stream"), std::string::npos) << printed.str();
-  EXPECT_NE(printed.str().find("stream:    ring of 9.0 KiB (10 chunk(s) of 1 batch(es)) and "
+  EXPECT_NE(printed.str().find("stream:    chunk slots of 9.0 KiB (10 chunk(s) of 1 batch(es)) and "
                                "ring_bytes 7.8 KiB, whole_epoch order, fit together"),
             std::string::npos)
       << printed.str();
@@ -158,7 +158,7 @@ TEST_F(Recommend, StreamSaysSoWhenNotEvenTheRingFits) {
   EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
   EXPECT_FALSE(verdict.stream_fits);
   EXPECT_EQ(verdict.partition_world_size, 5u);  // 200 rows: 3200 -> 3328 + 800 B
-  EXPECT_NE(verdict.reason.find("even a streaming ring of 9.0 KiB and a gather ring of 15.5 KiB "
+  EXPECT_NE(verdict.reason.find("even chunk slots of 9.0 KiB and a gather ring of 15.5 KiB "
                                 "do not fit together"),
             std::string::npos)
       << verdict.reason;
@@ -172,7 +172,7 @@ TEST_F(Recommend, InvalidStreamOptionsLeaveThePreloadFiguresAndSayWhyNotStream) 
   EXPECT_TRUE(roomy.fits);
   EXPECT_EQ(roomy.recommendation, resident::Recommendation::preload);
   EXPECT_FALSE(roomy.stream_fits);
-  EXPECT_NE(roomy.stream_refusal.find("ring_chunks (1) must exceed prefetch_chunks (2)"),
+  EXPECT_NE(roomy.stream_refusal.find("chunk_slots (1) must exceed prefetch_chunks (2)"),
             std::string::npos)
       << roomy.stream_refusal;
   const auto tight = resident::plan(HostSpace::with_budget(5000), options, x, y);
@@ -192,14 +192,14 @@ TEST_F(Recommend, OptionsAtTheirMaximumDoNotOverflow) {
   options.streaming = resident::StreamOptions{max, max, max - 1};
   const auto huge_ring = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
   EXPECT_EQ(huge_ring.stream_chunks, 1u);
-  EXPECT_EQ(huge_ring.stream_ring_bytes, 20224u);  // the data, 256-aligned
+  EXPECT_EQ(huge_ring.stream_slots_bytes, 20224u);  // the data, 256-aligned
   EXPECT_TRUE(huge_ring.stream_fits);
   options.streaming = resident::StreamOptions{};
   options.batch_size = max;
   const auto one_batch = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
   EXPECT_EQ(one_batch.num_batches, 1u);
   EXPECT_EQ(one_batch.needed_bytes, 20128u);
-  EXPECT_EQ(one_batch.stream_ring_bytes, 20224u);
+  EXPECT_EQ(one_batch.stream_slots_bytes, 20224u);
   EXPECT_TRUE(one_batch.fits);
   options.reserve_bytes = max;
   const auto all_reserved = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
@@ -233,7 +233,7 @@ TEST(ShardedPlan, ReportsPerRankBytesForBothModes) {
 }  // namespace
 
 // Data that fits one automatic chunk streams through one slot of its own size, not through
-// ring_chunks slots of it; a lone chunk's slot holds the rows the data has, not a full last
+// chunk_slots slots of it; a lone chunk's slot holds the rows the data has, not a full last
 // batch.
 TEST_F(Recommend, TheStreamingRingNeverExceedsTheData) {
   std::vector<std::int32_t> more(1005);
@@ -242,10 +242,10 @@ TEST_F(Recommend, TheStreamingRingNeverExceedsTheData) {
   EXPECT_EQ(verdict.needed_bytes, 4020u);
   EXPECT_EQ(verdict.stream_chunks, 1u);
   EXPECT_EQ(verdict.stream_chunk_batches, 11u);
-  EXPECT_EQ(verdict.stream_ring_bytes, 4096u) << "1005 rows of 4 bytes, 256-aligned";
+  EXPECT_EQ(verdict.stream_slots_bytes, 4096u) << "1005 rows of 4 bytes, 256-aligned";
   std::ostringstream printed;
   printed << verdict;
-  EXPECT_NE(printed.str().find("stream:    ring of 4.0 KiB (1 chunk(s) of 11 batch(es)) and "
+  EXPECT_NE(printed.str().find("stream:    chunk slots of 4.0 KiB (1 chunk(s) of 11 batch(es)) and "
                                "ring_bytes 3.0 KiB, whole_epoch order, fit together"),
             std::string::npos)
       << printed.str();

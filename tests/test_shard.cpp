@@ -192,7 +192,7 @@ TEST(ShardGeometry, EveryRankServesTheSameBatchesAndTheRanksCoverTheRows) {
               smallest_part = std::min(smallest_part, geometry.order_rows);
               largest_part = std::max(largest_part, geometry.order_rows);
               for (std::size_t j = 0; j < geometry.batches; ++j) {
-                const auto slice = geometry.slice(j, geometry.lane);
+                const auto slice = geometry.slice(j, geometry.replica);
                 ASSERT_EQ(slice.rows, ranks[0].slice(j, 0).rows) << "unequal batch sizes";
                 ASSERT_EQ(slice.rows, remainder == Remainder::partial && j + 1 == geometry.batches
                                           ? geometry.tail_rows
@@ -413,7 +413,7 @@ void expect_same_steps(const std::vector<Steps>& ranks, std::size_t batch) {
   }
 }
 
-/// Replicated: step j's lanes together are one global batch, the same on every rank, and the
+/// Replicated: step j's replicas together are one global batch, the same on every rank, and the
 /// steps cover the served rows once. Under a batch-level shuffle (`runs`) a global batch is a run
 /// of world * batch rows from a multiple of it past the epoch's first row (under `drop`, a
 /// shuffled epoch starts at a seeded offset, so that the rows left out change); a sample shuffle
@@ -505,7 +505,7 @@ TEST(ShardedStreaming, APreloadedAndAStreamedRankTakeTheSameSteps) {
                                                streamed_rank(remainder, Sharding::partitioned, 1)};
       for (DatasetOptions& rank : options) rank.streaming.chunk_batches = 4;
       auto roomy = resident::make_dataset(HostSpace::with_budget(1 << 20), options[0], tensor);
-      // Too little for the data, enough for the streaming ring and a sample shuffle's gather ring.
+      // Too little for the data, enough for the chunk slots and a sample shuffle's gather ring.
       auto tight = resident::make_dataset(HostSpace::with_budget(3400), options[1], tensor);
       ASSERT_FALSE(roomy.is_streaming());
       ASSERT_TRUE(tight.is_streaming());

@@ -62,7 +62,7 @@ DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_
   options.remainder = remainder;
   options.reserve_bytes = 0;
   options.streaming.chunk_batches = chunk_batches;
-  options.streaming.ring_chunks = ring;
+  options.streaming.chunk_slots = ring;
   options.streaming.prefetch_chunks = prefetch;
   return options;
 }
@@ -621,12 +621,12 @@ TEST(StreamingDataset, RefusesWhenNotEvenTheRingFits) {
   try {
     StreamingDataset<HostSpace, float> ds(space, stream_options(100, Remainder::drop, 1, 4, 2),
                                           data.feature_tensor());
-    FAIL() << "a ring of 4 slots of 1200 bytes cannot fit in 4 KiB";
+    FAIL() << "4 chunk slots of 1200 bytes cannot fit in 4 KiB";
   } catch (const CapacityError& error) {
     // 4 slots of 100 rows x 12 bytes, 256-aligned, and a gather ring of 2 batches of 100 rows
     // of 12 bytes (1280 B aligned) and 100 row ids of 8 bytes (2304 B a slot).
     EXPECT_EQ(error.needed_bytes(), 4u * 1280u + 2u * 2304u);
-    EXPECT_NE(std::string(error.what()).find("even the streaming ring"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("even the chunk slots"), std::string::npos)
         << error.what();
   }
   EXPECT_EQ(space.used_bytes(), 0u);
@@ -833,7 +833,7 @@ TYPED_TEST(TypedStreaming, HeaderClaimingMoreRowsThanTheFileHoldsIsRefused) {
 
 }  // namespace
 
-// A stream never needs more ring than the data: with fewer chunks than ring_chunks every chunk
+// A stream never needs more ring than the data: with fewer chunks than chunk_slots every chunk
 // has its own slot, and a lone chunk's slot holds the rows it really has. The dataset's layout
 // is the one plan() reports, its accessors tell it, and it streams the preloaded batches.
 TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
@@ -853,7 +853,7 @@ TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
             resident::plan(space, options, data.id_tensor(), data.feature_tensor());
         StreamingDataset<TypeParam, std::int64_t, float> streamed(space, options, data.id_tensor(),
                                                                   data.feature_tensor());
-        EXPECT_EQ(streamed.bytes(), verdict.stream_ring_bytes);
+        EXPECT_EQ(streamed.bytes(), verdict.stream_slots_bytes);
         EXPECT_EQ(streamed.num_chunks(), verdict.stream_chunks);
         EXPECT_EQ(streamed.chunk_batches(), verdict.stream_chunk_batches);
         // The data, plus each slot's field alignment, plus (with several chunks) the batches
@@ -865,7 +865,7 @@ TYPED_TEST(TypedStreaming, TheRingNeverExceedsTheDataAtTheEdgesOfTheChunking) {
             slots * 2 * 256;
         EXPECT_LE(streamed.bytes(), preloaded.bytes() + slack)
             << "a ring larger than the data it streams";
-        EXPECT_EQ(streamed.ring_chunks(), slots);
+        EXPECT_EQ(streamed.chunk_slots(), slots);
         EXPECT_EQ(streamed.prefetch_chunks(), std::min(prefetch, slots - 1))
             << "no more chunks can load ahead than there are other slots";
         ASSERT_EQ(streamed.num_batches(), preloaded.num_batches());
@@ -916,14 +916,14 @@ TEST(StreamingDataset, OptionsAtTheirMaximumStreamTheRightBatches) {
                         Case{{1, 2, 1}, 10, 3, 2, 1}, Case{{0, 4, 2}, max, 1, 1, 0},
                         Case{{1, 4, 2}, 1, 25, 4, 2}}) {
     SCOPED_TRACE(
-        std::to_string(c.streaming.chunk_batches) + ", " + std::to_string(c.streaming.ring_chunks) +
+        std::to_string(c.streaming.chunk_batches) + ", " + std::to_string(c.streaming.chunk_slots) +
         ", " + std::to_string(c.streaming.prefetch_chunks) + ", batch " + std::to_string(c.batch));
     DatasetOptions options = stream_options(c.batch, Remainder::partial, 0);
     options.streaming = c.streaming;
     const HostSpace space = HostSpace::with_budget(1 << 20);
     StreamingDataset<HostSpace, std::int64_t> ds(space, options, data.id_tensor());
     EXPECT_EQ(ds.num_chunks(), c.chunks);
-    EXPECT_EQ(ds.ring_chunks(), c.ring);
+    EXPECT_EQ(ds.chunk_slots(), c.ring);
     EXPECT_EQ(ds.prefetch_chunks(), c.prefetch);
     EXPECT_LE(ds.bytes(), c.ring * ((std::min(c.batch, std::size_t{25}) * 8 + 255) / 256 * 256));
     std::vector<std::int64_t> rows;

@@ -46,7 +46,7 @@ DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_
   options.batch_size = batch;
   options.remainder = remainder;
   options.streaming.chunk_batches = chunk_batches;
-  options.streaming.ring_chunks = ring;
+  options.streaming.chunk_slots = ring;
   options.streaming.prefetch_chunks = prefetch;
   return options;
 }
@@ -82,7 +82,7 @@ TYPED_TEST(TypedStreamingGather, SampleShuffleVisitsEveryRowOnceAndMixesChunks) 
       constexpr std::size_t batch = 10, chunk = 5;
       StreamingDataset<TypeParam, std::int64_t> ds(
           this->space_, stream_options(batch, remainder, chunk, 6, 2), tensor);
-      ASSERT_EQ(ds.window_chunks(), 4u) << "ring_chunks - prefetch_chunks";
+      ASSERT_EQ(ds.window_chunks(), 4u) << "chunk_slots - prefetch_chunks";
       EXPECT_EQ(ds.window_rows(), 4 * chunk * batch);
       const auto first = epoch_ids(ds, ds.epoch({42, 0, Shuffle::samples}));
       ASSERT_EQ(first.size(), ds.num_batches());

@@ -188,7 +188,7 @@ TEST(CopyWorkers, RethrowsWhatASliceThrew) {
 TEST(UploadPlan, PartsAlternateSourcesAndGapsInOrder) {
   const std::vector<std::byte> a(10), b(5);
   resident::detail::UploadPlan plan;
-  plan.pieces = {{0, 10, a.data()}, {16, 5, b.data()}};
+  plan.parts = {{0, 10, a.data()}, {16, 5, b.data()}};
   plan.total_bytes = 21;
   std::vector<std::string> parts;
   plan.for_each_part(8, 18, [&](std::size_t at, const std::byte* source, std::size_t n) {
@@ -249,8 +249,7 @@ struct StagedCase {
     const auto bytes = [](const std::vector<std::uint8_t>& v) {
       return reinterpret_cast<const std::byte*>(v.data());
     };
-    plan.pieces = {
-        {0, a.size(), bytes(a)}, {3072, b.size(), bytes(b)}, {10240, c.size(), bytes(c)}};
+    plan.parts = {{0, a.size(), bytes(a)}, {3072, b.size(), bytes(b)}, {10240, c.size(), bytes(c)}};
     plan.total_bytes = 10240 + c.size();
     expected.resize(plan.total_bytes);
     plan.for_each_part(0, plan.total_bytes,
@@ -282,7 +281,7 @@ TEST(StagedUpload, NeverRefillsABufferWhoseTransferIsPending) {
       SCOPED_TRACE("ring " + std::to_string(ring) + ", chunk " + std::to_string(chunk));
       DeferredTransport transport(ring, chunk, true);
       EXPECT_EQ(staged.run(transport, chunk), staged.expected);
-      const std::size_t chunks = resident::detail::count_blocks(staged.plan.total_bytes, chunk);
+      const std::size_t chunks = resident::detail::ceil_div(staged.plan.total_bytes, chunk);
       EXPECT_EQ(transport.waits, chunks > ring ? chunks - ring : 0);
     }
   }
@@ -305,7 +304,7 @@ TEST(StagedUpload, ProgressReportsOnlyBytesWhoseTransferCompleted) {
                          << "byte " << at << " reported done before it landed";
                    reported.push_back(progress.bytes_done);
                  });
-      const std::size_t chunks = resident::detail::count_blocks(staged.plan.total_bytes, chunk);
+      const std::size_t chunks = resident::detail::ceil_div(staged.plan.total_bytes, chunk);
       ASSERT_EQ(reported.size(), chunks - 1);  // one per chunk; the total is the caller's
       for (std::size_t i = 0; i < reported.size(); ++i) EXPECT_EQ(reported[i], (i + 1) * chunk);
     }

@@ -21,6 +21,7 @@
 #include "resident/detail/cuda/device.hpp"
 #include "resident/detail/cuda/error.hpp"
 #include "resident/detail/cuda/pinned_chunk_transport.hpp"
+#include "resident/detail/cuda/resources.hpp"
 #include "resident/detail/cuda/ring_fences.hpp"
 #include "resident/error.hpp"
 #include "resident/host_space.hpp"
@@ -47,7 +48,7 @@ namespace resident {
 /// page-locking takes it from the rest of the machine, hence the larger default reserve.
 /// Every allocation needs a CUDA driver and device; without one, `CudaError` says so.
 /// Thread-safe: datasets may be created and destroyed in one space from many threads.
-class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
+class CudaHostPinnedSpace : public detail::HostMemorySpace<cudaStream_t> {
  public:
   using memory_space = CudaHostPinnedSpace;        ///< See `is_memory_space_v`.
   static constexpr bool device_accessible = true;  ///< Kernels read it (mapped memory).
@@ -65,31 +66,10 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   /// @brief "cuda_host_pinned".
   [[nodiscard]] std::string name() const { return "cuda_host_pinned"; }
 
-  /// @brief Bytes currently allocated from the budget (0 for a space without budget).
-  [[nodiscard]] std::size_t used_bytes() const noexcept { return budget_ ? budget_->used() : 0; }
-
   /// @brief Throws `CudaError` unless a CUDA device and its driver are usable: page-locked
   /// memory is the driver's.
   void ensure_usable() const {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status == cudaSuccess && count > 0) return;
-    (void)cudaGetLastError();
-    throw CudaError(static_cast<int>(status == cudaSuccess ? cudaErrorNoDevice : status),
-                    "cudaGetDeviceCount", __FILE__, __LINE__,
-                    "resident: " + name() +
-                        " needs a CUDA device and driver to page-lock host "
-                        "memory, but cudaGetDeviceCount returned " +
-                        (status == cudaSuccess ? std::string("0 devices")
-                                               : detail::describe_cuda_error(status)) +
-                        "; use resident::HostSpace here, or run where an NVIDIA GPU and its "
-                        "driver are present");
-  }
-
-  /// @brief Budget left and budget, or the OS's available and total memory.
-  [[nodiscard]] Capacity capacity() const {
-    if (budget_) return {budget_->limit() - budget_->used(), budget_->limit()};
-    return detail::host_capacity();
+    (void)detail::usable_device_count(name() + " needs a CUDA device to page-lock host memory");
   }
 
   /// @brief No reserve inside a budget; 1 GiB of the machine's memory otherwise, since
@@ -105,19 +85,16 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   [[nodiscard]] void* allocate(std::size_t bytes) const {
     if (bytes == 0) return nullptr;
     ensure_usable();
-    std::size_t used_seen = 0;
-    if (budget_ && !budget_->try_take(bytes, used_seen))
-      throw CapacityError(name(), bytes, budget_->limit() - used_seen, budget_->limit(), 0);
-    void* pointer = nullptr;
-    const cudaError_t status =
-        cudaHostAlloc(&pointer, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
-    if (status == cudaSuccess) return pointer;
-    if (budget_) budget_->give_back(bytes);
-    if (status != cudaErrorMemoryAllocation)
-      detail::throw_cuda_error(status, "cudaHostAlloc", __FILE__, __LINE__);
-    (void)cudaGetLastError();
-    const Capacity now = detail::host_capacity();  // the system, not the budget, refused
-    throw CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
+    return allocate_within_budget(bytes, name(), [bytes]() -> void* {
+      void* pointer = nullptr;
+      const cudaError_t status =
+          cudaHostAlloc(&pointer, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+      if (status == cudaSuccess) return pointer;
+      if (status != cudaErrorMemoryAllocation)
+        detail::throw_cuda_error(status, "cudaHostAlloc", __FILE__, __LINE__);
+      (void)cudaGetLastError();
+      return nullptr;
+    });
   }
 
   /// @brief Releases memory from `allocate(bytes)`; never throws (see
@@ -125,7 +102,7 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   void deallocate(void* pointer, std::size_t bytes) const noexcept {
     if (pointer == nullptr) return;
     detail::assert_released(cudaFreeHost(pointer));
-    if (budget_) budget_->give_back(bytes);
+    give_back(bytes);
   }
 
   /// @brief A non-blocking stream on the device current now: the stream a dataset's kernels
@@ -133,9 +110,7 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   /// @throws CudaError without a usable device, or when the stream cannot be made.
   [[nodiscard]] stream_type create_stream() const {
     ensure_usable();
-    cudaStream_t stream = nullptr;
-    RESIDENT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    return stream;
+    return detail::create_stream().release();
   }
   /// @brief Destroys a stream from `create_stream` (nothing for null); never throws.
   void destroy_stream(stream_type stream) const noexcept {
@@ -153,7 +128,7 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   void copy_to_host(void* destination, const void* source, std::size_t bytes,
                     stream_type stream) const {
     synchronize(stream);
-    HostMemoryCopies::copy_to_host(destination, source, bytes, stream);
+    HostMemorySpace::copy_to_host(destination, source, bytes, stream);
   }
 
   /// @brief Two spaces are equal when they draw from the same budget (or both from none).
@@ -164,9 +139,6 @@ class CudaHostPinnedSpace : public detail::HostMemoryCopies<cudaStream_t> {
   friend bool operator!=(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
     return !(a == b);
   }
-
- private:
-  std::shared_ptr<detail::HostBudget> budget_;
 };
 
 /// @brief `CudaHostPinnedSpace`'s engines: the host's (copy-team uploads and gathers, files

@@ -19,6 +19,7 @@
 #include "resident/detail/cuda/chunk_transport.hpp"
 #include "resident/detail/cuda/device.hpp"
 #include "resident/detail/cuda/error.hpp"
+#include "resident/detail/cuda/resources.hpp"
 #include "resident/detail/cuda/ring_fences.hpp"
 #include "resident/detail/cuda/upload.hpp"
 #include "resident/error.hpp"
@@ -70,17 +71,7 @@ class CudaSpace {
 
   /// @brief Throws `CudaError` unless this space's device exists and its driver works.
   void ensure_usable() const {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();
-      throw CudaError(static_cast<int>(status), "cudaGetDeviceCount", __FILE__, __LINE__,
-                      "resident: no usable CUDA device or driver on this machine (" + name() +
-                          " requested; cudaGetDeviceCount returned " +
-                          detail::describe_cuda_error(status) +
-                          "); use resident::HostSpace here, or run where an NVIDIA GPU and "
-                          "its driver are present");
-    }
+    const int count = detail::usable_device_count(name() + " requested");
     if (device_id_ < 0 || device_id_ >= count) {
       throw CudaError(
           static_cast<int>(cudaErrorInvalidDevice), "cudaGetDeviceCount", __FILE__, __LINE__,
@@ -134,9 +125,7 @@ class CudaSpace {
   [[nodiscard]] stream_type create_stream() const {
     ensure_usable();
     const detail::CudaDeviceScope scope(device_id_);
-    cudaStream_t stream = nullptr;
-    RESIDENT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    return stream;
+    return detail::create_stream().release();
   }
 
   /// @brief Destroys a stream from `create_stream` (nothing for null); never throws (see

@@ -85,11 +85,11 @@ Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& 
 
 /// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
 /// streamed one, with the same batches (converted and augmented alike), size and iteration.
-template <class Owner, bool Kernels, class Conversion = NoConversion,
+template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
           class Augment = NoAugmentation>
 class DatasetEpoch {
-  using Preloaded = Epoch<typename Owner::preloaded_type, Conversion, Kernels, Augment>;
-  using Streamed = StreamingEpoch<typename Owner::streaming_type, Conversion, Kernels, Augment>;
+  using Preloaded = Epoch<typename Owner::preloaded_type, Kernels, Conversion, Augment>;
+  using Streamed = StreamingEpoch<typename Owner::streaming_type, Kernels, Conversion, Augment>;
 
  public:
   using batch_type = typename Preloaded::batch_type;     ///< One view per field.
@@ -148,7 +148,7 @@ class DatasetEpoch {
 
  private:
   std::variant<Preloaded, Streamed> epoch_;
-  detail::Tenancy self_;  // this epoch object's, for its iterators
+  detail::DataToken self_;  // this epoch object's, for its iterators
 };
 
 /// @brief A dataset that `make_dataset` preloaded or streams, as its plan decided; the same
@@ -177,7 +177,7 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
   /// @brief The streamed dataset, or null when preloaded.
   [[nodiscard]] streaming_type* streaming() noexcept { return std::get_if<1>(&data_); }
 
-  /// @brief Bytes the dataset holds in the space: the data, or the streaming ring.
+  /// @brief Bytes the dataset holds in the space: the data, or the chunk slots.
   [[nodiscard]] std::size_t bytes() const noexcept {
     return detail::visit_held(data_, [](const auto& ds) { return ds.bytes(); });
   }
@@ -221,14 +221,14 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
 };
 
 /// @brief Preloads the fields when `plan()` says they fit, else streams them; never fails for
-/// want of memory unless even the streaming ring does not fit. Data that fits but would leave no
+/// want of memory unless even the chunk slots does not fit. Data that fits but would leave no
 /// room for its gather ring streams too when a stream's chunk slots and gather ring fit (the
 /// plan recommends `stream`), so that every epoch runs (a replicated rank preloads still). An
 /// allocation that fails after a passing plan (another process took the memory) also falls back to
 /// streaming; the recorded `plan()` then says so (recommendation `stream`, the figures of a new
 /// plan, and the refused allocation in `reason`). `DatasetOptions::streaming` is checked only when
 /// the data is streamed.
-/// @param space where to put the data (or the streaming ring); copies of a space share its
+/// @param space where to put the data (or the chunk slots); copies of a space share its
 /// accounting
 /// @param options batch size, remainder policy, reserve, sharding, upload tuning and
 /// `streaming`; `plan()` decides with them

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "resident/detail/former_name.hpp"
 #include "resident/progress.hpp"
 #include "resident/shard.hpp"
 #include "resident/stream_ref.hpp"
@@ -71,25 +72,25 @@ constexpr const char* stream_order_name(StreamOrder order) noexcept {
   return "unknown";
 }
 
-/// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through a
-/// ring of `ring_chunks` chunk slots in the space while `prefetch_chunks` of them load ahead.
+/// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through
+/// `chunk_slots` chunk slots in the space while `prefetch_chunks` of them load ahead.
 struct StreamOptions {
   /// @brief Batches per chunk (the unit of every copy and of the sample shuffle's windows;
   /// more than the batches means one chunk). 0: as many as make about 64 MiB, spread evenly
-  /// over the chunks; on a single rank also at most `1 / ring_chunks` of the usable memory. In
+  /// over the chunks; on a single rank also at most `1 / chunk_slots` of the usable memory. In
   /// a sharded job (`world_size > 1`) the automatic size never depends on the rank's free
-  /// memory, so that every rank cuts the same chunks; where that ring does not fit, the
+  /// memory, so that every rank cuts the same chunks; where those slots do not fit, the
   /// dataset is refused: set this explicitly, to the same value on every rank.
   std::size_t chunk_batches = 0;
   /// @brief Chunk slots in the space (at least `prefetch_chunks + 1`). A view of a chunk stays
-  /// valid until the epoch reaches the chunk `ring_chunks - prefetch_chunks` chunks later.
+  /// valid until the epoch reaches the chunk `chunk_slots - prefetch_chunks` chunks later.
   /// `Shuffle::samples` mixes rows within windows of that many chunks (at most 16), all
   /// resident at once beside the prefetch: raise it for a wider shuffle window.
   /// Data of fewer chunks gets one slot per chunk (each loaded once per pass), so that the
-  /// ring never holds more than the data; `StreamingDataset::ring_chunks()` says how many.
-  std::size_t ring_chunks = 4;
+  /// slots never hold more than the data; `StreamingDataset::chunk_slots()` says how many.
+  std::size_t chunk_slots = 4;
   /// @brief Chunks loaded ahead of the one being read (at least 1): their copies overlap the
-  /// reader's work on the current chunk. Never more than the other slots of the ring (none
+  /// reader's work on the current chunk. Never more than the other chunk slots (none
   /// beside a lone chunk); `StreamingDataset::prefetch_chunks()` says how many.
   std::size_t prefetch_chunks = 2;
   /// @brief Whether a reader that waits for a chunk copies parts of it beside the producer
@@ -113,6 +114,9 @@ struct StreamOptions {
   /// at 0.81 to 0.87 times the preloaded one's speed with it, 0.71 to 0.73 without; the advice
   /// took 0.04 to 0.05 s. `false` leaves the pages as they are.
   bool large_pages = true;
+  /// @deprecated The former name of `chunk_slots`: assigning it still works (with a
+  /// deprecation warning), and where it is set it wins over `chunk_slots`.
+  detail::FormerName<std::size_t, detail::ring_chunks_is_now_chunk_slots> ring_chunks{};
 };
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
@@ -124,9 +128,9 @@ struct DatasetOptions {
   /// 256 MiB on a plain `HostSpace`, 0 inside a `HostSpace::with_budget`).
   std::optional<std::size_t> reserve_bytes{};
 
-  /// @brief Bytes per upload chunk: the unit of progress reports, of cancellation and, on
+  /// @brief Bytes per upload block: the unit of progress reports, of cancellation and, on
   /// `CudaSpace`, the size of each pinned staging buffer. Must be positive.
-  std::size_t chunk_bytes = std::size_t{8} << 20;
+  std::size_t upload_block_bytes = std::size_t{8} << 20;
   /// @brief Pinned staging buffers in the `CudaSpace` ring (at least 1; 2 or more let host
   /// copies of chunk k+1 overlap the transfer of chunk k); from pinned sources, the chunks in
   /// flight at once.
@@ -157,7 +161,7 @@ struct DatasetOptions {
   /// chunk slots around the ring, count the ring every epoch will use. An epoch whose
   /// conversion is wider than this grows the ring when it is made, if memory allows.
   std::size_t ring_element_bytes = 0;
-  /// @brief Called once per chunk with the upload's progress; return `false` to cancel.
+  /// @brief Called once per upload block with the upload's progress; return `false` to cancel.
   ProgressCallback on_progress{};
   /// @brief This process's rank in a data-parallel job (e.g. `shard_from_env()`); the default
   /// is the single rank. Every rank of the job gets the same number of batches per epoch, of
@@ -170,6 +174,25 @@ struct DatasetOptions {
   /// @brief Chunking and prefetch of a `StreamingDataset` (and of `plan()`'s streaming
   /// figures); ignored by `DeviceDataset`, and checked by `make_dataset` only when it streams.
   StreamOptions streaming{};
+  /// @deprecated The former name of `upload_block_bytes`: assigning it still works (with a
+  /// deprecation warning), and where it is set it wins over `upload_block_bytes`.
+  detail::FormerName<std::size_t, detail::chunk_bytes_is_now_upload_block_bytes> chunk_bytes{};
 };
+
+namespace detail {
+
+/// @brief The upload block size `options` asks for: `DatasetOptions::upload_block_bytes`, or
+/// its deprecated alias where that is set.
+inline std::size_t upload_block_bytes(const DatasetOptions& options) noexcept {
+  return options.chunk_bytes.held().value_or(options.upload_block_bytes);
+}
+
+/// @brief The chunk slots `options` asks for: `StreamOptions::chunk_slots`, or its deprecated
+/// alias where that is set.
+inline std::size_t chunk_slots(const StreamOptions& options) noexcept {
+  return options.ring_chunks.held().value_or(options.chunk_slots);
+}
+
+}  // namespace detail
 
 }  // namespace resident

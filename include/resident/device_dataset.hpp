@@ -30,11 +30,15 @@
 #include "resident/detail/upload/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
-#include "resident/memory_space.hpp"
 #include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {
+
+namespace detail {
+template <class Space, class... Ts>
+struct PreloadFromSources;
+}  // namespace detail
 
 /// @brief A dataset resident in `Space`: fields `Ts...` (features, labels, ...) sharing one
 /// row count, held in one allocation with each field's base 256-byte aligned.
@@ -72,36 +76,6 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
                       detail::FieldSources<sizeof...(Ts)>{
                           {fields.shape()...}, {detail::FieldSource{fields.data(), nullptr}...}}) {}
 
-  /// @cond impl
-  // From sources of any kind, host memory or streamed (the archive loaders' deflated members):
-  // the same checks, allocation and upload as from tensors.
-  DeviceDataset(Space space, DatasetOptions options,
-                const detail::FieldSources<sizeof...(Ts)>& sources) {
-    const auto layout = detail::make_layout<num_fields>(options, sources.shapes, {sizeof(Ts)...});
-    detail::check_upload_options(options);
-    const std::size_t reserve = detail::reserve_for(space, options);
-    const detail::CapacityVerdict verdict =
-        detail::check_capacity(space, reserve, layout.total_bytes);
-    if (!verdict.fits) throw verdict.refusal();
-
-    detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
-    detail::Allocation<Space> storage(core.space(), layout.total_bytes, core.stream(),
-                                      core.stream_keep_alive());
-    space_traits<Space>::upload_engine::upload(core.space(), storage.data(),
-                                               detail::make_upload_plan(layout, sources.sources),
-                                               options, core.stream());
-
-    fields_ = detail::ResetOnMove<batch_type>(
-        views(storage, layout, std::index_sequence_for<Ts...>{}, sources.shapes));
-    std::array<Shape, num_fields> row_shapes;
-    for (std::size_t index = 0; index < num_fields; ++index)
-      row_shapes[index] = sources.shapes[index].drop_front();
-    row_shapes_ = detail::ResetOnMove<std::array<Shape, num_fields>>(row_shapes);
-    storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
-    core_ = std::move(core);
-  }
-  /// @endcond
-
   /// @brief Exchanges the contents of two datasets; the epochs made from either before throw
   /// on their next use (views stay valid: they refer to the data, which only changes owner).
   void swap(DeviceDataset& other) noexcept { std::swap(*this, other); }
@@ -128,7 +102,7 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// @throws std::out_of_range when `index >= num_batches()`.
   [[nodiscard]] batch_type batch(std::size_t index) const {
     if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "dataset");
-    return impl_batch(core_.geometry().slice(index, core_.geometry().lane));
+    return impl_batch(core_.geometry().slice(index, core_.geometry().replica));
   }
 
   /// @brief One epoch: the batches in the order `options` gives, with the transforms named
@@ -208,6 +182,35 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// @endcond
 
  private:
+  friend struct detail::PreloadFromSources<Space, Ts...>;
+
+  // From sources of any kind, host memory or streamed (the archive loaders' deflated members):
+  // the same checks, allocation and upload as from tensors.
+  DeviceDataset(Space space, DatasetOptions options,
+                const detail::FieldSources<sizeof...(Ts)>& sources) {
+    const auto layout = detail::make_layout<num_fields>(options, sources.shapes, {sizeof(Ts)...});
+    detail::check_upload_options(options);
+    const std::size_t reserve = detail::reserve_for(space, options);
+    const detail::CapacityVerdict verdict =
+        detail::check_capacity(space, reserve, layout.total_bytes);
+    if (!verdict.fits) throw verdict.refusal();
+
+    detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
+    detail::Allocation<Space> storage(core.space(), layout.total_bytes, core.stream(),
+                                      core.stream_keep_alive());
+    space_traits<Space>::upload_engine::upload(core.space(), storage.data(),
+                                               detail::make_upload_plan(layout, sources.sources),
+                                               options, core.stream());
+
+    fields_ = detail::ResetOnMove<batch_type>(
+        views(storage, layout, std::index_sequence_for<Ts...>{}, sources.shapes));
+    std::array<Shape, num_fields> row_shapes;
+    for (std::size_t index = 0; index < num_fields; ++index)
+      row_shapes[index] = sources.shapes[index].drop_front();
+    row_shapes_ = detail::ResetOnMove<std::array<Shape, num_fields>>(row_shapes);
+    storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
+    core_ = std::move(core);
+  }
   template <std::size_t Fields, std::size_t... Index>
   static batch_type views(const detail::Allocation<Space>& storage,
                           const detail::DatasetLayout<Fields>& layout,
@@ -235,5 +238,20 @@ template <class Space, class... Ts>
 void swap(DeviceDataset<Space, Ts...>& a, DeviceDataset<Space, Ts...>& b) noexcept {
   a.swap(b);
 }
+
+namespace detail {
+
+/// @brief Makes a `DeviceDataset` from prepared sources of any kind (host memory, or streamed
+/// bytes such as an archive's deflated members), for the file loaders: the constructor that
+/// takes them is private, so that no public signature names a `detail` type.
+template <class Space, class... Ts>
+struct PreloadFromSources {
+  static DeviceDataset<Space, Ts...> make(Space space, const DatasetOptions& options,
+                                          const FieldSources<sizeof...(Ts)>& sources) {
+    return DeviceDataset<Space, Ts...>(std::move(space), options, sources);
+  }
+};
+
+}  // namespace detail
 
 }  // namespace resident

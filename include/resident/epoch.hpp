@@ -25,11 +25,11 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/batch_iterator.hpp"
+#include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
-#include "resident/detail/dataset/tenancy.hpp"
 #include "resident/detail/gather/field_transforms.hpp"
 #include "resident/detail/gather/gather_kernels.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
@@ -73,7 +73,7 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 /// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
 /// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
 /// `j % ring_depth == k % ring_depth`). A view of a chunk slot stays valid until the reader
-/// reaches the chunk `ring_chunks - prefetch_chunks` positions later (see `StreamingDataset`).
+/// reaches the chunk `chunk_slots - prefetch_chunks` positions later (see `StreamingDataset`).
 /// On `CudaSpace` the batches are ordered on `ds.stream()`: kernels on that stream see the
 /// data; a batch read on another stream needs `wait(k, stream)` before the reads and
 /// `release(k, stream)` after them (no-ops on `HostSpace`, so the same code runs on every
@@ -84,7 +84,7 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 /// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
 /// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
 /// one thread at a time.
-template <class Owner, class Conversion = NoConversion, bool Kernels = RESIDENT_KERNELS,
+template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
           class Augment = NoAugmentation>
 class Epoch {
   using Space = typename Owner::space_type;
@@ -126,7 +126,7 @@ class Epoch {
         options_(options),
         transforms_{conversion, augment} {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
-    transforms_.check(dataset.impl_core().layout(), options);
+    transforms_.prepare(dataset.impl_core().layout(), options);
     pass_ = dataset.impl_make_pass(options);
     gathers_ =
         always_gathers || (options.shuffle == Shuffle::samples && !dataset.impl_views_samples());
@@ -160,7 +160,7 @@ class Epoch {
     if constexpr (!always_gathers) {
       if (!gathers_) return dataset_->impl_view(pass_, k);
     }
-    return views(materialize(k, true), std::make_index_sequence<fields>{});
+    return views(gather_into_slot(k, true), std::make_index_sequence<fields>{});
   }
 
   /// @brief The row ids of batch `k`, in the dataset's space (`std::int64_t`, as PyTorch
@@ -170,7 +170,7 @@ class Epoch {
   /// device without kernels (a zero-copy epoch of a translation unit not compiled by nvcc).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
-    const std::size_t slot = materialize(k, gathers_);
+    const std::size_t slot = gather_into_slot(k, gathers_);
     return index_view(
         reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
             dataset_->impl_ring().data() + slot * ring_.slot_bytes + ring_.index_offset),
@@ -199,8 +199,8 @@ class Epoch {
   /// @brief Lets batch `k`'s memory (its ring slot, or its chunk's slot) be written again only
   /// once the work enqueued on `consumer` so far is done: call it after enqueueing the last
   /// read of batch `k` on `consumer` (see `wait`). One consumer stream per batch: the last
-  /// release of a batch is the one the next write of its slot waits for (join other streams
-  /// into it first). Nothing is done where `wait` does nothing.
+  /// release of a batch is the one the next write of its slot waits for (make it wait for other
+  /// streams first). Nothing is done where `wait` does nothing.
   /// @throws what `wait` throws; CudaError when the event cannot be recorded on `consumer`.
   void release(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "release");
@@ -278,7 +278,7 @@ class Epoch {
 
   // Writes batch k (its fields when `with_fields`, its row ids always) into its ring slot,
   // unless the slot holds it already; returns the slot.
-  std::size_t materialize(std::size_t k, bool with_fields) {
+  std::size_t gather_into_slot(std::size_t k, bool with_fields) {
     if (generation_ == 0) claim_ring();  // a zero-copy epoch asked for row ids
     check_ring_is_ours();
     const std::size_t slot = k % slot_batch_.size();
@@ -359,7 +359,7 @@ class Epoch {
   }
 
   Owner* dataset_;
-  detail::TenancyLease lease_;  // checked before every use of `dataset_`
+  detail::DataLease lease_;  // checked before every use of `dataset_`
   EpochOptions options_;
   detail::FieldTransforms<Conversion, Augment, Stored> transforms_;
   Pass pass_{};           // the dataset's order of this epoch; made only while the lease is valid
@@ -370,13 +370,14 @@ class Epoch {
   std::vector<bool> slot_has_fields_;
   std::vector<detail::BatchSlice> slices_;  // of each slot's batch
   std::unique_ptr<detail::CopyWorkers> workers_;
-  detail::Tenancy self_;  // this epoch object's, for its iterators
+  detail::DataToken self_;  // this epoch object's, for its iterators
 };
 
 /// @brief The epoch `Owner::epoch(options, transforms...)` makes.
 template <class Owner, bool Kernels, class... Transforms>
 using epoch_for =
-    Epoch<Owner, typename detail::TransformPack<Owner::num_fields, Transforms...>::conversion,
-          Kernels, typename detail::TransformPack<Owner::num_fields, Transforms...>::augmentation>;
+    Epoch<Owner, Kernels,
+          typename detail::TransformPack<Owner::num_fields, Transforms...>::conversion,
+          typename detail::TransformPack<Owner::num_fields, Transforms...>::augmentation>;
 
 }  // namespace resident

@@ -55,11 +55,12 @@ class HostBudget {
   std::atomic<std::size_t> used_{0};
 };
 
-/// @brief The copies of a space whose memory host code reads and writes directly
-/// (`HostSpace`, `CudaHostPinnedSpace`): `memcpy`, complete when they return, whatever stream
-/// (of type `Stream`) they are given.
+/// @brief What the spaces of host memory share (`HostSpace`, `CudaHostPinnedSpace`): copies
+/// by `memcpy`, complete when they return, whatever stream (of type `Stream`) they are given;
+/// and an optional byte budget, shared by every copy of a space made `with_budget`.
 template <class Stream>
-struct HostMemoryCopies {
+class HostMemorySpace {
+ public:
   using stream_type = Stream;  ///< The space's streams; host copies need none.
 
   /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
@@ -75,6 +76,50 @@ struct HostMemoryCopies {
                     stream_type /*stream*/) const noexcept {
     if (bytes != 0) std::memcpy(destination, source, bytes);
   }
+
+  /// @brief Whether this space was made by `with_budget`.
+  [[nodiscard]] bool has_budget() const noexcept { return budget_ != nullptr; }
+
+  /// @brief Bytes currently allocated from the budget (0 for a space without budget).
+  [[nodiscard]] std::size_t used_bytes() const noexcept { return budget_ ? budget_->used() : 0; }
+
+  /// @brief Budget left and budget, or the OS's available and total memory.
+  [[nodiscard]] Capacity capacity() const {
+    if (budget_) return {budget_->limit() - budget_->used(), budget_->limit()};
+    return host_capacity();
+  }
+
+ protected:
+  /// Takes `bytes` from the budget, then the memory from `allocate()`, which returns null
+  /// when the system has no memory left and throws on any other failure; the budget gets the
+  /// bytes back whenever no memory comes of it.
+  /// @throws CapacityError (named `name`) when the budget or the system cannot supply them;
+  /// what `allocate` throws.
+  template <class Allocate>
+  [[nodiscard]] void* allocate_within_budget(std::size_t bytes, const std::string& name,
+                                             Allocate&& allocate) const {
+    std::size_t used_seen = 0;
+    if (budget_ && !budget_->try_take(bytes, used_seen))
+      throw CapacityError(name, bytes, budget_->limit() - used_seen, budget_->limit(), 0);
+    void* pointer = nullptr;
+    try {
+      pointer = allocate();
+    } catch (...) {
+      give_back(bytes);
+      throw;
+    }
+    if (pointer != nullptr) return pointer;
+    give_back(bytes);
+    const Capacity now = host_capacity();  // the system, not the budget, refused
+    throw CapacityError(name, bytes, now.free_bytes, now.total_bytes, 0);
+  }
+
+  /// Returns `bytes` to the budget (nothing without one).
+  void give_back(std::size_t bytes) const noexcept {
+    if (budget_) budget_->give_back(bytes);
+  }
+
+  std::shared_ptr<HostBudget> budget_;  // null: the whole host
 };
 
 }  // namespace detail
@@ -83,7 +128,7 @@ struct HostMemoryCopies {
 /// Copies of a space share its budget, so every dataset living in one `with_budget` space
 /// draws from the same bytes.
 /// @note Thread-safe: datasets may be created and destroyed in one space from many threads.
-class HostSpace : public detail::HostMemoryCopies<HostStream> {
+class HostSpace : public detail::HostMemorySpace<HostStream> {
  public:
   using memory_space = HostSpace;  ///< Kokkos-style self-name; see `is_memory_space_v`.
   static constexpr bool device_accessible = false;  ///< Kernels cannot read it (not pinned).
@@ -108,18 +153,6 @@ class HostSpace : public detail::HostMemoryCopies<HostStream> {
   /// @brief "host".
   [[nodiscard]] std::string name() const { return "host"; }
 
-  /// @brief Whether this space was made by `with_budget`.
-  [[nodiscard]] bool has_budget() const noexcept { return budget_ != nullptr; }
-
-  /// @brief Bytes currently allocated from the budget (0 for a space without budget).
-  [[nodiscard]] std::size_t used_bytes() const noexcept { return budget_ ? budget_->used() : 0; }
-
-  /// @brief Budget left and budget, or the OS's available and total memory.
-  [[nodiscard]] Capacity capacity() const {
-    if (budget_) return {budget_->limit() - budget_->used(), budget_->limit()};
-    return detail::host_capacity();
-  }
-
   /// @brief No reserve inside a budget (the budget is the figure the caller chose); 256 MiB of
   /// the machine's memory otherwise, so that a dataset does not starve the process using it.
   [[nodiscard]] std::size_t default_reserve_bytes() const noexcept {
@@ -130,23 +163,14 @@ class HostSpace : public detail::HostMemoryCopies<HostStream> {
   /// @throws CapacityError when the budget or the system cannot supply them.
   [[nodiscard]] void* allocate(std::size_t bytes) const {
     if (bytes == 0) return nullptr;
-    std::size_t used_seen = 0;
-    if (budget_ && !budget_->try_take(bytes, used_seen))
-      throw CapacityError(name(), bytes, budget_->limit() - used_seen, budget_->limit(), 0);
-    void* pointer = detail::allocate_host(bytes);
-    if (pointer == nullptr) {
-      if (budget_) budget_->give_back(bytes);
-      const Capacity now = detail::host_capacity();  // the system, not the budget, refused
-      throw CapacityError(name(), bytes, now.free_bytes, now.total_bytes, 0);
-    }
-    return pointer;
+    return allocate_within_budget(bytes, name(), [bytes] { return detail::allocate_host(bytes); });
   }
 
   /// @brief Releases memory from `allocate(bytes)`, with the same `bytes`.
   void deallocate(void* pointer, std::size_t bytes) const noexcept {
     if (pointer == nullptr) return;
     detail::deallocate_host(pointer, bytes);
-    if (budget_) budget_->give_back(bytes);
+    give_back(bytes);
   }
 
   /// @brief Two spaces are equal when they draw from the same budget (or both from none).
@@ -154,9 +178,6 @@ class HostSpace : public detail::HostMemoryCopies<HostStream> {
     return a.budget_ == b.budget_;
   }
   friend bool operator!=(const HostSpace& a, const HostSpace& b) noexcept { return !(a == b); }
-
- private:
-  std::shared_ptr<detail::HostBudget> budget_;
 };
 
 /// @brief `HostSpace`'s engines: the defaults, with files read straight into its memory.

@@ -443,7 +443,7 @@ DeviceDataset<Space, Ts...> load_dataset(Space space, const DatasetOptions& opti
     archive.check_unchanged("while it was uploaded");
     return go_on;
   };
-  DeviceDataset<Space, Ts...> dataset(std::move(space), checked, sources);
+  auto dataset = detail::PreloadFromSources<Space, Ts...>::make(std::move(space), checked, sources);
   for (const auto& upload : uploads) upload->finish();
   return dataset;
 }

@@ -380,7 +380,7 @@ inline void save(const std::string& path, const std::vector<Entry>& entries,
         static_cast<const std::byte*>(image[1].data), image[1].size,
         resident::detail::crc32_of(static_cast<const std::byte*>(image[0].data), image[0].size));
     if (compression == Compression::deflated) {
-      deflated.push_back(resident::detail::deflate_pieces(image));
+      deflated.push_back(resident::detail::deflate_spans(image));
       member.method = resident::detail::ZipEntry::deflated;
       member.bytes = {{deflated.back().data(), deflated.back().size()}};
     } else {
@@ -391,15 +391,15 @@ inline void save(const std::string& path, const std::vector<Entry>& entries,
   resident::detail::ZipRecordWriter records;
   std::vector<std::string> local_headers;
   local_headers.reserve(members.size());
-  std::vector<resident::detail::ByteSpan> pieces;
+  std::vector<resident::detail::ByteSpan> spans;
   for (const resident::detail::ZipMemberToWrite& member : members) {
     local_headers.push_back(records.local_header(member));
-    pieces.push_back({local_headers.back().data(), local_headers.back().size()});
-    pieces.insert(pieces.end(), member.bytes.begin(), member.bytes.end());
+    spans.push_back({local_headers.back().data(), local_headers.back().size()});
+    spans.insert(spans.end(), member.bytes.begin(), member.bytes.end());
   }
   const std::string directory = records.directory();
-  pieces.push_back({directory.data(), directory.size()});
-  resident::detail::replace_file(path, pieces);
+  spans.push_back({directory.data(), directory.size()});
+  resident::detail::replace_file(path, spans);
 }
 
 }  // namespace resident::npz

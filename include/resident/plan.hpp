@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <type_traits>
 
@@ -18,6 +18,7 @@
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/format_bytes.hpp"
+#include "resident/detail/former_name.hpp"
 #include "resident/detail/stream/stream_layout.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
@@ -113,7 +114,7 @@ struct Plan {
   /// @{
   std::size_t stream_chunk_batches = 0;  ///< Batches per chunk a `StreamingDataset` would use.
   std::size_t stream_chunks = 0;         ///< Chunks per epoch it would stream.
-  std::size_t stream_ring_bytes = 0;     ///< Bytes of its ring of chunk slots.
+  std::size_t stream_slots_bytes = 0;    ///< Bytes of its chunk slots, all together.
   /// @brief Whether the chunk slots and the gather ring (`ring_bytes`, planned beside them so
   /// that every epoch runs) fit together with the reserve.
   bool stream_fits = false;
@@ -123,6 +124,9 @@ struct Plan {
   /// @brief Why a `StreamingDataset` would refuse `DatasetOptions::streaming` (then the stream
   /// figures are 0 and `stream_fits` is false); empty when the options are valid.
   std::string stream_refusal{};
+  /// @deprecated The former name of `stream_slots_bytes`, which holds the same figure.
+  detail::FormerName<std::size_t, detail::stream_ring_bytes_is_now_stream_slots_bytes>
+      stream_ring_bytes{};
   /// @}
 
   /// @brief Bytes usable after the reserve: what `needed_bytes` is compared against.
@@ -137,7 +141,11 @@ struct Plan {
 };
 
 /// @brief Prints the plan readably: the verdict, then the figures behind every option.
-inline std::ostream& operator<<(std::ostream& out, const Plan& plan) {
+/// (A template over the stream, so that this header needs only <iosfwd>: <ostream> is the
+/// caller's, who prints.)
+template <class Char, class Traits>
+std::basic_ostream<Char, Traits>& operator<<(std::basic_ostream<Char, Traits>& out,
+                                             const Plan& plan) {
   using detail::format_bytes;
   out << plan.reason << "\n  recommendation: " << recommendation_name(plan.recommendation)
       << "\n  preload:   needs " << format_bytes(plan.needed_bytes) << ", usable "
@@ -157,10 +165,11 @@ inline std::ostream& operator<<(std::ostream& out, const Plan& plan) {
                                          : std::to_string(plan.partition_world_size) + " rank(s)")
       << "\n  stream:    ";
   if (!plan.stream_refusal.empty()) return out << "refused: " << plan.stream_refusal;
-  return out << "ring of " << format_bytes(plan.stream_ring_bytes) << " (" << plan.stream_chunks
-             << " chunk(s) of " << plan.stream_chunk_batches << " batch(es)) and ring_bytes "
-             << format_bytes(plan.ring_bytes) << ", " << stream_order_name(plan.stream_order)
-             << " order, " << (plan.stream_fits ? "fit together" : "do not fit together");
+  return out << "chunk slots of " << format_bytes(plan.stream_slots_bytes) << " ("
+             << plan.stream_chunks << " chunk(s) of " << plan.stream_chunk_batches
+             << " batch(es)) and ring_bytes " << format_bytes(plan.ring_bytes) << ", "
+             << stream_order_name(plan.stream_order) << " order, "
+             << (plan.stream_fits ? "fit together" : "do not fit together");
 }
 
 namespace detail {
@@ -212,9 +221,9 @@ DatasetLayout<Fields> compact_layout(DatasetLayout<Fields> layout,
   return place_fields(layout, layout.geometry);
 }
 
-/// "a StreamingDataset keeps a ring of ... on ...": the stream figures of `plan`.
+/// "a StreamingDataset keeps chunk slots of ... on ...": the stream figures of `plan`.
 inline std::string stream_summary(const Plan& plan) {
-  return "a StreamingDataset keeps a ring of " + format_bytes(plan.stream_ring_bytes) + " (" +
+  return "a StreamingDataset keeps chunk slots of " + format_bytes(plan.stream_slots_bytes) + " (" +
          std::to_string(plan.stream_chunks) + " chunks of " +
          std::to_string(plan.stream_chunk_batches) + " batches per epoch) and a gather ring of " +
          format_bytes(plan.ring_bytes) + " on " + plan.space_name + ", in " +
@@ -222,7 +231,7 @@ inline std::string stream_summary(const Plan& plan) {
 }
 
 /// What to do, and the sentence that says it, once the figures of `plan` are in; `advice`
-/// says what to do when the streaming ring does not fit.
+/// says what to do when the chunk slots does not fit.
 inline void recommend(Plan& plan, const std::string& who, const std::string& advice) {
   const std::size_t usable = plan.usable_bytes();
   const bool replicated_job = plan.shard.world_size > 1 && plan.sharding == Sharding::replicated;
@@ -271,9 +280,9 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
     else if (plan.stream_fits)
       plan.reason += "stream it: " + stream_summary(plan);
     else
-      plan.reason += "stream it, but even a streaming ring of " +
-                     format_bytes(plan.stream_ring_bytes) + " and a gather ring of " +
-                     format_bytes(plan.ring_bytes) + " do not fit together; " + advice;
+      plan.reason += "stream it, but even chunk slots of " + format_bytes(plan.stream_slots_bytes) +
+                     " and a gather ring of " + format_bytes(plan.ring_bytes) +
+                     " do not fit together; " + advice;
   }
   if (plan.partition_world_size > 1 && plan.recommendation != Recommendation::partition)
     plan.reason += "; partitioned across " + std::to_string(plan.partition_world_size) +
@@ -321,7 +330,8 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
     const auto stream = make_stream_layout(layout, options, usable > ring ? usable - ring : 0);
     verdict.stream_chunk_batches = stream.chunk_batches;
     verdict.stream_chunks = stream.chunks;
-    verdict.stream_ring_bytes = stream.total_bytes;
+    verdict.stream_slots_bytes = stream.total_bytes;
+    verdict.stream_ring_bytes.hold(stream.total_bytes);
     verdict.stream_fits = stream.total_bytes <= usable && ring <= usable - stream.total_bytes;
     verdict.stream_order = stream_order;
   }
@@ -330,7 +340,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
                                           : " for rank " + std::to_string(options.shard.rank) +
                                                 " of " + std::to_string(options.shard.world_size) +
                                                 " (" + sharding_name(options.sharding) + ")",
-            stream_ring_advice(options));
+            chunk_slots_advice(options));
   return verdict;
 }
 

@@ -10,7 +10,7 @@
 
 namespace resident {
 
-/// @brief How far an upload has come, reported once per chunk on the constructing thread.
+/// @brief How far an upload has come, reported once per upload block on the constructing thread.
 /// Successive reports are monotonic; the last one has `bytes_done == bytes_total` and is made
 /// once the data is in the space (after the final synchronisation).
 struct Progress {

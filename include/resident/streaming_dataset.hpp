@@ -23,9 +23,9 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/batch_iterator.hpp"
+#include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
-#include "resident/detail/dataset/tenancy.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/gather/host_gather.hpp"
 #include "resident/detail/stream/chunk_rows.hpp"
@@ -38,16 +38,15 @@
 #include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
-#include "resident/memory_space.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {
 
 /// @brief One epoch of a `StreamingDataset`: the `Epoch` every dataset's epochs are (see
 /// `Epoch` for the batches, their cost and lifetime, and `wait`/`release`).
-template <class Owner, class Conversion = NoConversion, bool Kernels = RESIDENT_KERNELS,
+template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
           class Augment = NoAugmentation>
-using StreamingEpoch = Epoch<Owner, Conversion, Kernels, Augment>;
+using StreamingEpoch = Epoch<Owner, Kernels, Conversion, Augment>;
 
 namespace detail {
 template <class Space, class... Ts>
@@ -59,8 +58,8 @@ struct StreamFromSources;
 /// larger than the space (or than a `HostSpace::with_budget`).
 ///
 /// The batches are cut exactly as a `DeviceDataset` cuts them (sharding, remainder, padding)
-/// and grouped into chunks of `chunk_batches()` batches. The space holds a ring of
-/// `ring_chunks()` chunk slots and the gather ring of `ring_depth` batches that `Epoch` writes
+/// and grouped into chunks of `chunk_batches()` batches. The space holds
+/// `chunk_slots()` chunk slots and the gather ring of `ring_depth` batches that `Epoch` writes
 /// converted, augmented or window-shuffled batches into. Both are planned and allocated together
 /// when the dataset is made, within the space's free memory less the reserve: the slots get
 /// what the gather ring (`planned_ring_bytes()`, sized for `DatasetOptions::ring_element_bytes`)
@@ -97,7 +96,7 @@ struct StreamFromSources;
 /// @note Sources are read every epoch: host tensors given to the constructor must outlive the
 /// dataset (unlike `DeviceDataset`, which reads them only during construction); files streamed
 /// in window order (see `load_streaming_dataset`) are held open and must not change. A view of a
-/// chunk stays valid until the reader reaches the chunk `ring_chunks() - prefetch_chunks()`
+/// chunk stays valid until the reader reaches the chunk `chunk_slots() - prefetch_chunks()`
 /// positions later; on `CudaSpace`, work that reads it must be enqueued on `stream()` before
 /// the reader moves on to another chunk, or on another stream ordered by `Epoch::wait` and
 /// `release`. One pass at a time: asking an older epoch (or `batch(i)`) for a batch restarts
@@ -160,18 +159,23 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] std::size_t chunk_batches() const noexcept { return stream_layout().chunk_batches; }
   /// @brief Chunks per epoch.
   [[nodiscard]] std::size_t num_chunks() const noexcept { return stream_layout().chunks; }
-  /// @brief Slots of the ring: `StreamOptions::ring_chunks`, or one per chunk when there are
+  /// @brief The chunk slots: `StreamOptions::chunk_slots`, or one per chunk when there are
   /// fewer chunks (at least 1).
-  [[nodiscard]] std::size_t ring_chunks() const noexcept { return stream_layout().ring_chunks; }
+  [[nodiscard]] std::size_t chunk_slots() const noexcept { return stream_layout().chunk_slots; }
+  /// @deprecated The former name of `chunk_slots()`.
+  [[deprecated("use StreamingDataset::chunk_slots()")]] [[nodiscard]] std::size_t ring_chunks()
+      const noexcept {
+    return chunk_slots();
+  }
   /// @brief Chunks loaded ahead of the one being read: `StreamOptions::prefetch_chunks`, at
-  /// most `ring_chunks() - 1`.
+  /// most `chunk_slots() - 1`.
   [[nodiscard]] std::size_t prefetch_chunks() const noexcept {
     return stream_layout().prefetch_chunks;
   }
   /// @brief Chunks in one `Shuffle::samples` window in window order: every chunk when each has
-  /// a slot of its own (`num_chunks() <= StreamOptions::ring_chunks`), else the slots the
-  /// prefetch leaves, `ring_chunks() - prefetch_chunks()`; at most 16. Raise
-  /// `StreamOptions::ring_chunks` for a wider window. (In whole-epoch order the window is the
+  /// a slot of its own (`num_chunks() <= StreamOptions::chunk_slots`), else the slots the
+  /// prefetch leaves, `chunk_slots() - prefetch_chunks()`; at most 16. Raise
+  /// `StreamOptions::chunk_slots` for a wider window. (In whole-epoch order the window is the
   /// epoch: see `window_rows()`.)
   [[nodiscard]] std::size_t window_chunks() const noexcept { return stream_layout().window_chunks; }
   /// @brief Rows a `Shuffle::samples` batch draws from: every row of the epoch's order in
@@ -221,7 +225,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   // What `Epoch` asks of the dataset it serves (see `DeviceDataset`): a pass of the stream,
   // its batches as views of the chunk slots, and where a gathered batch's rows lie in them.
   using impl_pass_type = detail::PassOrder;
-  static constexpr const char* impl_holding = "the streaming ring";
+  static constexpr const char* impl_holding = "the chunk slots";
   [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) {
     return streamer_->make_order(options);
   }
@@ -245,7 +249,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   void impl_release_view(const impl_pass_type& pass, std::size_t k,
                          typename Space::stream_type consumer) {
     (void)streamer_->held_slot(pass, k, "release");
-    streamer_->join(consumer);
+    streamer_->reader_waits_for(consumer);
   }
   /// @endcond
 

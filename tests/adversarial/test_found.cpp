@@ -85,7 +85,7 @@ TEST(BatchAboveRows, AHugeBatchSizeIsOneBatchOfTheRowsThereAre) {
   }
 }
 
-// The streaming ring holds the rows a batch can have, not batch_size rows: 10 rows of 16 B with
+// The chunk slots hold the rows a batch can have, not batch_size rows: 10 rows of 16 B with
 // batch_size 1000 stream through a 32 KiB budget (4 slots of 1000 rows would take 64512 B).
 TEST(BatchAboveRows, TheStreamingRingHoldsTheRowsThereAreNotTheBatchSize) {
   const LabelledRows rows(10, 3);  // 12 + 4 = 16 bytes a row
@@ -93,11 +93,11 @@ TEST(BatchAboveRows, TheStreamingRingHoldsTheRowsThereAreNotTheBatchSize) {
   const HostSpace space = budget(std::size_t{32} << 10);
   const resident::Plan plan = resident::plan(space, options, rows.x(), rows.y());
   const std::size_t slot = aligned(std::size_t{10} * 12) + aligned(std::size_t{10} * 4);
-  EXPECT_LE(plan.stream_ring_bytes, options.streaming.ring_chunks * slot)
-      << "plan() says the streaming ring of 10 rows takes " << plan.stream_ring_bytes << " B";
+  EXPECT_LE(plan.stream_slots_bytes, options.streaming.chunk_slots * slot)
+      << "plan() says the chunk slots of 10 rows takes " << plan.stream_slots_bytes << " B";
   try {
     const StreamingDataset ds(space, options, rows.x(), rows.y());
-    EXPECT_LE(ds.bytes(), ds.ring_chunks() * slot);
+    EXPECT_LE(ds.bytes(), ds.chunk_slots() * slot);
   } catch (const resident::CapacityError& error) {
     ADD_FAILURE() << "10 rows (" << plan.needed_bytes << " B preloaded) cannot stream through a "
                   << "32 KiB budget: " << error.what();
@@ -106,18 +106,18 @@ TEST(BatchAboveRows, TheStreamingRingHoldsTheRowsThereAreNotTheBatchSize) {
 
 // --- Rings deeper than the data ------------------------------------------------------------
 
-// StreamOptions::ring_chunks above the number of chunks: 10 rows in 2 chunks of one batch need
+// StreamOptions::chunk_slots above the number of chunks: 10 rows in 2 chunks of one batch need
 // 2 slots, not 64 (a 32 KiB ring for 296 B of data); plan() says the same.
 TEST(RingDeeperThanData, AStreamingRingHasNoMoreSlotsThanChunks) {
   const LabelledRows rows(10, 3);
-  const auto ring_of = [&](std::size_t ring_chunks) {
+  const auto ring_of = [&](std::size_t chunk_slots) {
     DatasetOptions options = no_reserve(5);
     options.streaming.chunk_batches = 1;
     options.streaming.prefetch_chunks = 1;
-    options.streaming.ring_chunks = ring_chunks;
+    options.streaming.chunk_slots = chunk_slots;
     const StreamingDataset ds(budget(), options, rows.x(), rows.y());
     EXPECT_EQ(ds.num_chunks(), 2U);
-    EXPECT_EQ(ds.bytes(), resident::plan(budget(), options, rows.x(), rows.y()).stream_ring_bytes);
+    EXPECT_EQ(ds.bytes(), resident::plan(budget(), options, rows.x(), rows.y()).stream_slots_bytes);
     return ds.bytes();
   };
   EXPECT_EQ(ring_of(64), ring_of(2)) << "a ring deeper than the chunks it can hold";
@@ -144,11 +144,11 @@ TEST(RingDeeperThanData, AGatherRingHasNoMoreSlotsThanBatches) {
 // --- Options that do not apply --------------------------------------------------------------
 
 // DatasetOptions::streaming is ignored by a DeviceDataset, even where a stream would refuse it
-// ("StreamOptions::ring_chunks (1) must exceed prefetch_chunks (2)").
+// ("StreamOptions::chunk_slots (1) must exceed prefetch_chunks (2)").
 TEST(IgnoredOptions, StreamOptionsDoNotStopADeviceDataset) {
   const LabelledRows rows(10, 3);
   DatasetOptions options = no_reserve(4);
-  options.streaming.ring_chunks = 1;
+  options.streaming.chunk_slots = 1;
   try {
     const DeviceDataset ds(budget(), options, rows.x(), rows.y());
     EXPECT_EQ(ds.num_batches(), 3U);
@@ -195,7 +195,7 @@ TEST(FileChangedDuringUpload, ATruncationMidUploadIsAFormatErrorNotSigbus) {
   const resident::testing::TempNpy file("found_truncated_mid_upload", values,
                                         Shape{std::size_t{1} << 14, 64});
   DatasetOptions options = no_reserve(256);
-  options.chunk_bytes = std::size_t{64} << 10;
+  options.upload_block_bytes = std::size_t{64} << 10;
   int calls = 0;
   options.on_progress = [&](const resident::Progress&) {
     if (calls++ == 1) {

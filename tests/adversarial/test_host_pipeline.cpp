@@ -98,7 +98,7 @@ DatasetOptions streaming(std::size_t batch, Remainder remainder, std::size_t chu
                          bool reader_copies, std::size_t ring = 3, std::size_t prefetch = 2) {
   DatasetOptions options = base_options(batch, remainder);
   options.streaming.chunk_batches = chunk_batches;
-  options.streaming.ring_chunks = ring;
+  options.streaming.chunk_slots = ring;
   options.streaming.prefetch_chunks = prefetch;
   options.streaming.reader_copies = reader_copies;
   // Window order: the files are read chunk by chunk, as a file larger than the host's memory.
@@ -491,7 +491,7 @@ struct Same {
 
 // A converting epoch gathers; with the identity it must serve the bytes the zero-copy epoch of
 // the same order serves, for every rank of partitioned and replicated shards and every
-// remainder (the row order, the lanes and the padding all go through the one-pass gather).
+// remainder (the row order, the replicas and the padding all go through the one-pass gather).
 TEST(OnePassGather, AnIdentityConversionEqualsTheZeroCopyEpochOnEveryShard) {
   constexpr std::size_t rows = 2003;
   const FiveFields data(rows);
@@ -691,7 +691,7 @@ TEST(StreamingStores, AnUploadOfOddlySizedLargeFieldsReadsBackExactly) {
   for (const unsigned threads : {1u, 2u}) {
     DatasetOptions options = base_options(100, Remainder::pad);
     options.upload_threads = threads;
-    options.chunk_bytes = 300000;  // blocks that do not fall on fields
+    options.upload_block_bytes = 300000;  // blocks that do not fall on fields
     DeviceDataset<HostSpace, std::uint8_t, double, std::uint16_t> ds(
         HostSpace{}, options, HostTensor<const std::uint8_t>(a.data(), {rows, 27}),
         HostTensor<const double>(b.data(), {rows, 3}),

@@ -250,7 +250,7 @@ TYPED_TEST(Lifetimes, MakeDatasetEpochsOfAMovedOrSwappedDatasetThrow) {
     SCOPED_TRACE(streamed ? "streamed" : "preloaded");
     auto space = this->space_;
     if constexpr (std::is_same_v<TypeParam, resident::HostSpace>) {
-      // Below the data's 16 kB, above two streaming rings: both datasets stream.
+      // Below the data's 16 kB, above two sets of chunk slots: both datasets stream.
       if (streamed) space = resident::HostSpace::with_budget(8000);
     } else if (streamed) {
       continue;  // a device cannot be made small enough here

@@ -164,7 +164,7 @@ HostDataset streaming_dataset(const OffsetRows& rows, DatasetOptions options,
   // Three chunk slots and a gather ring of one batch, so that they fit in a byte less than the
   // preload needs.
   options.ring_depth = 1;
-  options.streaming.ring_chunks = 3;
+  options.streaming.chunk_slots = 3;
   options.streaming.prefetch_chunks = 1;
   const auto probe =
       resident::plan(HostSpace::with_budget(std::size_t{1} << 30), options, rows.x(), rows.y());
@@ -464,7 +464,7 @@ TEST(RedesignMoves, MovedFromOfEveryKindIsEmptyAndSaysSo) {
 DatasetOptions eager_stream_options() {
   DatasetOptions options = options_of(4);
   options.streaming.chunk_batches = 1;
-  options.streaming.ring_chunks = 4;
+  options.streaming.chunk_slots = 4;
   options.streaming.prefetch_chunks = 3;
   return options;
 }
@@ -665,7 +665,7 @@ TEST(RedesignBudget, ARefusedGatherRingSaysSoAndLeavesTheDatasetUsable) {
   EXPECT_EQ(seen, iota_labels(64));
   // The refusal is repeatable, and the same through make_dataset.
   EXPECT_THROW((void)ds.epoch({2, 0, Shuffle::samples}).batch(0), resident::CapacityError);
-  // Not even a stream ring fits beside ds: make_dataset refuses, taking nothing.
+  // Not even the chunk slots fit beside ds: make_dataset refuses, taking nothing.
   EXPECT_THROW((void)resident::make_dataset(space, options, rows.x(), rows.y()),
                resident::CapacityError);
   EXPECT_EQ(space.used_bytes(), used);
@@ -802,7 +802,7 @@ TEST(RedesignSizes, ZeroRowsIsLegalForEveryKind) {
     EXPECT_TRUE(made.empty());
     EXPECT_FALSE(device.moved_from());
     EXPECT_EQ(streaming.num_chunks(), 0U);
-    EXPECT_GE(streaming.ring_chunks(), 1U) << "ring_chunks(): at least 1, says its reference";
+    EXPECT_GE(streaming.chunk_slots(), 1U) << "chunk_slots(): at least 1, says its reference";
     auto samples = device.epoch({1, 0, Shuffle::samples});
     EXPECT_EQ(samples.size(), 0U);
     EXPECT_TRUE(samples.begin() == samples.end());

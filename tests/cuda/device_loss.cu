@@ -41,7 +41,7 @@ TEST_F(DeviceLoss, TypedErrorsAfterAStickyFaultAndDestructionIsSafe) {
   options.batch_size = 64;
   options.reserve_bytes = 0;
   options.streaming.chunk_batches = 2;
-  options.streaming.ring_chunks = 3;
+  options.streaming.chunk_slots = 3;
   options.streaming.prefetch_chunks = 1;
   const CudaSpace space{0};
   auto preloaded = std::make_unique<DeviceDataset<CudaSpace, float>>(space, options, x);

@@ -124,7 +124,7 @@ TEST_F(PinnedKernel, LateKernelsReadEveryBatchBeforeItsSlotIsWrittenAgain) {
       streamed.streaming.order = resident::StreamOrder::whole_epoch;
       resident::StreamingDataset<CudaHostPinnedSpace, std::int32_t> ds(CudaHostPinnedSpace{},
                                                                        streamed, tensor);
-      ASSERT_GT(ds.num_chunks(), ds.ring_chunks());
+      ASSERT_GT(ds.num_chunks(), ds.chunk_slots());
       EXPECT_EQ(read_late(ds.epoch({3, 1, Shuffle::batches}), batch, on_other ? other : ds.stream(),
                           on_other),
                 expected(Shuffle::batches))

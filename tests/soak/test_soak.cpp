@@ -113,7 +113,7 @@ TEST(Soak, ThousandStreamingPassesFromAFileLeaveNoTrace) {
   const resident::testing::TempNpy labels("soak_y", rows.labels, {4096});
   DatasetOptions options = soak_options();
   options.streaming.chunk_batches = 4;
-  options.streaming.ring_chunks = 3;
+  options.streaming.chunk_slots = 3;
   options.streaming.prefetch_chunks = 1;
   const HostSpace space = HostSpace::with_budget(std::size_t{1} << 20);
   auto dataset = resident::load_streaming_dataset<HostSpace, float, std::int32_t>(

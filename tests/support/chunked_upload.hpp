@@ -27,7 +27,7 @@ inline DatasetOptions chunked(std::size_t chunk = kChunk) {
   DatasetOptions options;
   options.batch_size = 64;
   options.reserve_bytes = 0;
-  options.chunk_bytes = chunk;
+  options.upload_block_bytes = chunk;
   options.staging_buffers = 3;
   return options;
 }

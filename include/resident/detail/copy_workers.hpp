@@ -18,7 +18,7 @@
 #include "resident/detail/function_ref.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include <emmintrin.h>
 #endif
 
 namespace resident::detail {

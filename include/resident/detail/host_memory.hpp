@@ -3,11 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <new>
 #include <string>
@@ -153,24 +154,48 @@ inline void deallocate_host(void* pointer, std::size_t bytes) noexcept {
   ::operator delete (pointer, std::align_val_t{field_alignment});
 }
 
+/// @brief The text of a small file (its first `most` bytes), empty where it cannot be read.
+/// (Not <fstream>: its parse cost would land on every unit that includes a dataset.)
+inline std::string small_file_text(const char* path, std::size_t most = 16384) {
+  std::string text;
+  if (std::FILE* file = std::fopen(path, "re")) {
+    text.resize(most);
+    text.resize(std::fread(text.data(), 1, most, file));
+    (void)std::fclose(file);
+  }
+  return text;
+}
+
+/// @brief The decimal number at the start of `text` (after blanks), if there is one.
+inline bool leading_number(const char* text, std::size_t& value) {
+  while (*text == ' ' || *text == '\t') ++text;
+  if (*text < '0' || *text > '9') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long number = std::strtoull(text, &end, 10);
+  if (errno != 0) return false;
+  value = static_cast<std::size_t>(number);
+  return true;
+}
+
 /// @brief Reads one "Key: N kB" line of /proc/meminfo, in bytes; 0 when absent.
 inline std::size_t meminfo_bytes(const std::string& key) {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string name;
-  std::size_t kibibytes = 0;
-  std::string unit;
-  while (meminfo >> name >> kibibytes >> unit) {
-    if (name == key + ":") return kibibytes * 1024;
+  const std::string text = small_file_text("/proc/meminfo");
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, key.size() + 1, key + ":") == 0) {
+      std::size_t kibibytes = 0;
+      return leading_number(text.c_str() + at + key.size() + 1, kibibytes) ? kibibytes * 1024 : 0;
+    }
+    at = end + 1;
   }
   return 0;
 }
 
 /// @brief A number from a cgroup v2 file ("max" or unreadable gives `fallback`).
 inline std::size_t cgroup_bytes(const char* path, std::size_t fallback) {
-  std::ifstream file(path);
   std::size_t value = 0;
-  if (file >> value) return value;
-  return fallback;
+  return leading_number(small_file_text(path).c_str(), value) ? value : fallback;
 }
 
 /// @brief Available and total host memory as the OS reports them, narrowed by a cgroup v2

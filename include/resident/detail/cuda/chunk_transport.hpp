@@ -59,7 +59,7 @@ class CudaChunkTransport {
     copy_stream_ = create_stream();
     loaded_ = create_events(slots);
     freed_ = create_events(slots);
-    joined_ = create_event();
+    consumer_done_ = create_event();
     if ((!pinned_sources || gathers) && slot_bytes != 0) {
       staging_.emplace(staging_buffers, slot_bytes, copy_stream_.get());
       workers_.emplace(threads);
@@ -125,11 +125,11 @@ class CudaChunkTransport {
   }
   /// Another stream: the reader's stream waits for the work enqueued on `consumer` so far, so
   /// the slot's `freed`, recorded there when the reader gives the chunk up, covers it too (one
-  /// event serves every join: a wait captures the record made just before it).
-  void join(cudaStream_t consumer) const {
+  /// event serves every such wait: a wait captures the record made just before it).
+  void reader_waits_for(cudaStream_t consumer) const {
     const CudaDeviceScope scope(device_);
-    RESIDENT_CUDA_TRY(cudaEventRecord(joined_.get(), consumer));
-    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, joined_.get(), 0));
+    RESIDENT_CUDA_TRY(cudaEventRecord(consumer_done_.get(), consumer));
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, consumer_done_.get(), 0));
   }
   /// Waits for every copy enqueued so far.
   void drain() const {
@@ -145,7 +145,7 @@ class CudaChunkTransport {
   bool pinned_sources_;
   CudaStream copy_stream_;
   std::vector<CudaEvent> loaded_, freed_;
-  CudaEvent joined_;
+  CudaEvent consumer_done_;
   std::optional<CudaStagingBuffers> staging_;  // pageable sources only; drained by the destructor
   std::size_t loads_ = 0;
   std::optional<CopyWorkers> workers_;

@@ -13,6 +13,7 @@
 
 #include <cassert>
 #include <new>
+#include <string>
 
 #include "resident/detail/cuda/error.hpp"
 
@@ -117,6 +118,24 @@ inline void assert_released(cudaError_t status) noexcept {
          status != cudaErrorInvalidResourceHandle);
   (void)status;
   (void)cudaGetLastError();
+}
+
+/// @brief The CUDA devices of this machine, at least one.
+/// @param what the space asking and why, for the refusal ("cuda:1 requested")
+/// @throws CudaError naming `what` when the runtime finds no device or no usable driver.
+inline int usable_device_count(const std::string& what) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaSuccess && count > 0) return count;
+  (void)cudaGetLastError();
+  throw CudaError(
+      static_cast<int>(status == cudaSuccess ? cudaErrorNoDevice : status), "cudaGetDeviceCount",
+      __FILE__, __LINE__,
+      "resident: no usable CUDA device or driver on this machine (" + what +
+          "; cudaGetDeviceCount returned " +
+          (status == cudaSuccess ? std::string("0 devices") : describe_cuda_error(status)) +
+          "); use resident::HostSpace here, or run where an NVIDIA GPU and its "
+          "driver are present");
 }
 
 }  // namespace detail

@@ -22,8 +22,8 @@ namespace resident::detail {
 /// thread writes each slot, as on `HostSpace`) into memory that kernels read. A load first
 /// waits, on the host, for the reads of the chunk the slot held: per slot, `freed` is recorded
 /// on the reader's stream when the reader gives the chunk up, behind the work enqueued on it so
-/// far; work on other streams joins the reader's stream first (`join`). A chunk is complete
-/// when its load returns, so a reader waits for nothing on the device (`acquire`, `wait`).
+/// far; work on other streams joins the reader's stream first (`reader_waits_for`). A chunk is
+/// complete when its load returns, so a reader waits for nothing on the device (`acquire`, `wait`).
 /// `Space` is `CudaHostPinnedSpace`: a parameter, so that this header needs no definition of
 /// it, whose header includes this one.
 template <class Space>
@@ -43,7 +43,7 @@ class PinnedChunkTransport {
       : host_(space, reader, slots, slot_bytes, pinned_sources, gathers, threads),
         reader_(reader),
         freed_(create_events(slots)),
-        joined_(create_event()) {}
+        consumer_done_(create_event()) {}
 
   /// Producer thread: waits for the reads of the slot's last chunk, then writes `copies`.
   void load(std::size_t slot_index, std::byte* slot, const std::vector<ChunkCopy>& copies,
@@ -60,9 +60,9 @@ class PinnedChunkTransport {
   void wait(std::size_t /*slot_index*/, cudaStream_t /*consumer*/) const noexcept {}
   /// Another stream: the reader's stream waits for the work enqueued on `consumer` so far, so
   /// that the slot's `freed` covers it too.
-  void join(cudaStream_t consumer) const {
-    RESIDENT_CUDA_TRY(cudaEventRecord(joined_.get(), consumer));
-    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, joined_.get(), 0));
+  void reader_waits_for(cudaStream_t consumer) const {
+    RESIDENT_CUDA_TRY(cudaEventRecord(consumer_done_.get(), consumer));
+    RESIDENT_CUDA_TRY(cudaStreamWaitEvent(reader_, consumer_done_.get(), 0));
   }
   /// Nothing in flight: the loads are the host's.
   void drain() const noexcept {}
@@ -71,7 +71,7 @@ class PinnedChunkTransport {
   HostChunkTransport<Space> host_;
   cudaStream_t reader_;
   std::vector<CudaEvent> freed_;
-  CudaEvent joined_;
+  CudaEvent consumer_done_;
 };
 
 }  // namespace resident::detail

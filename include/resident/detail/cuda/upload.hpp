@@ -40,8 +40,8 @@ inline bool range_is_pinned(const std::byte* first, std::size_t bytes) {
 /// @brief Whether every source of an upload is page-locked (see `range_is_pinned`); a streamed
 /// source never is (it is produced into a staging buffer).
 inline bool sources_are_pinned(const UploadPlan& plan) {
-  return std::all_of(plan.pieces.begin(), plan.pieces.end(), [](const UploadPiece& piece) {
-    return piece.streamed == nullptr && range_is_pinned(piece.source, piece.bytes);
+  return std::all_of(plan.parts.begin(), plan.parts.end(), [](const UploadPart& part) {
+    return part.streamed == nullptr && range_is_pinned(part.source, part.bytes);
   });
 }
 
@@ -146,9 +146,9 @@ struct CudaUpload {
     const ProgressReporter progress(options.on_progress, plan.total_bytes);
     if (plan.total_bytes != 0) {
       const CudaDeviceScope scope(space.device_id());
-      const std::size_t block = std::min(options.chunk_bytes, plan.total_bytes);
+      const std::size_t block = std::min(upload_block_bytes(options), plan.total_bytes);
       const std::size_t in_flight =
-          std::min(options.staging_buffers, count_blocks(plan.total_bytes, block));
+          std::min(options.staging_buffers, ceil_div(plan.total_bytes, block));
       if (sources_are_pinned(plan)) {
         direct_upload(destination, plan, block, in_flight, stream, progress);
       } else {

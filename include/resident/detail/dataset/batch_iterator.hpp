@@ -6,14 +6,14 @@
 #include <iterator>
 #include <utility>
 
-#include "resident/detail/dataset/tenancy.hpp"
+#include "resident/detail/dataset/data_token.hpp"
 #include "resident/error.hpp"
 
 namespace resident::detail {
 
 /// @brief Input iterator over the batches of an epoch-like range (anything with
 /// `batch_type` and `batch(k)`): dereferencing asks the range for batch `index()`. It holds a
-/// lease of the range's own tenancy, so that dereferencing an iterator whose epoch was
+/// lease of the range's own token, so that dereferencing an iterator whose epoch was
 /// destroyed or moved (`auto it = ds.epoch().begin();` keeps a temporary's address) throws
 /// instead of reading a dead object.
 template <class Range>
@@ -26,7 +26,7 @@ class BatchIterator {
   using reference = value_type;
 
   BatchIterator() = default;
-  BatchIterator(Range* range, std::size_t k, TenancyLease lease) noexcept
+  BatchIterator(Range* range, std::size_t k, DataLease lease) noexcept
       : range_(range), k_(k), lease_(std::move(lease)) {}
   /// @throws Error when the epoch was destroyed or moved; what the epoch's `batch(k)` throws.
   [[nodiscard]] value_type operator*() const {
@@ -57,7 +57,7 @@ class BatchIterator {
  private:
   Range* range_ = nullptr;
   std::size_t k_ = 0;
-  TenancyLease lease_;  // of the range's own tenancy: ends when the range is destroyed or moved
+  DataLease lease_;  // of the range's own token: ends when the range is destroyed or moved
 };
 
 }  // namespace resident::detail

@@ -19,9 +19,9 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/dataset_options.hpp"
+#include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
-#include "resident/detail/dataset/tenancy.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/resources.hpp"
@@ -199,7 +199,7 @@ struct DatasetConfig {
 
 /// @brief What a dataset owner is made of besides its own data (see the file comment).
 /// Move-only; its moves and swap are the members', every one of which empties the object
-/// moved from and ends the epochs' leases (`Tenancy`).
+/// moved from and ends the epochs' leases (`DataToken`).
 template <class Space, std::size_t Fields>
 class DatasetCore {
  public:
@@ -227,9 +227,9 @@ class DatasetCore {
   }
   [[nodiscard]] std::size_t num_rows() const noexcept { return geometry().order_rows; }
   [[nodiscard]] std::size_t num_batches() const noexcept { return geometry().batches; }
-  [[nodiscard]] bool moved_from() const noexcept { return tenancy_.moved_from(); }
-  /// @brief A lease that epochs check before every use (see `Tenancy`).
-  [[nodiscard]] TenancyLease lease() { return tenancy_.lease(); }
+  [[nodiscard]] bool moved_from() const noexcept { return token_.moved_from(); }
+  /// @brief A lease that epochs check before every use (see `DataToken`).
+  [[nodiscard]] DataLease lease() { return token_.lease(); }
 
   /// @brief Refuses batch `index` of a dataset with `num_batches()` batches; `noun` names
   /// the owner in the message ("dataset", "streaming dataset").
@@ -252,7 +252,7 @@ class DatasetCore {
   DatasetConfig config_{};
   ResetOnMove<DatasetLayout<Fields>> layout_;
   DatasetStream<Space> stream_;
-  Tenancy tenancy_;
+  DataToken token_;
 };
 
 }  // namespace resident::detail

@@ -3,7 +3,7 @@
 #pragma once
 
 // The order of one epoch as a preloaded dataset serves it: which batch of the geometry comes
-// at each place, which lane a replicated rank takes, the sample permutation, and where a
+// at each place, which replica a replicated rank takes, the sample permutation, and where a
 // dropped remainder falls. A pure function of the geometry and the epoch's options, so that a
 // stream in whole-epoch order serves the same batches, and every rank the same steps.
 
@@ -17,13 +17,14 @@
 
 namespace resident::detail {
 
-/// @brief The lane a replicated rank takes in a shuffled epoch: ranks trade lanes each epoch
-/// (a permutation of their own key stream), so that no rank keeps the same rows.
-inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions& options) {
-  constexpr std::uint64_t lane_key = 0x6c616e6573ULL;  // "lanes"
-  if (geometry.lanes <= 1) return geometry.lane;
-  return static_cast<std::size_t>(
-      Permutation(geometry.lanes, mix64(options.seed) ^ lane_key, options.epoch)(geometry.lane));
+/// @brief The replica index a replicated rank takes in a shuffled epoch: ranks trade indices each
+/// epoch (a permutation of their own key stream), so that no rank keeps the same rows.
+inline std::size_t epoch_replica(const ShardGeometry& geometry, const EpochOptions& options) {
+  constexpr std::uint64_t replica_key =
+      0x6c616e6573ULL;  // the bytes of "lanes": every order as before
+  if (geometry.replicas <= 1) return geometry.replica;
+  return static_cast<std::size_t>(Permutation(geometry.replicas, mix64(options.seed) ^ replica_key,
+                                              options.epoch)(geometry.replica));
 }
 
 /// @brief Where a shuffled epoch under `Remainder::drop` starts its batches among the rows of
@@ -34,7 +35,7 @@ inline std::size_t epoch_lane(const ShardGeometry& geometry, const EpochOptions&
 /// is left out, and under `Shuffle::none`, whose batches are the dataset's `batch(i)`.
 inline std::size_t drop_offset(const ShardGeometry& geometry, const EpochOptions& options) {
   if (options.shuffle == Shuffle::none || geometry.batches == 0) return 0;
-  const std::size_t served = geometry.batches * geometry.lanes * geometry.batch_size;
+  const std::size_t served = geometry.batches * geometry.replicas * geometry.batch_size;
   if (geometry.order_rows <= served) return 0;
   constexpr std::uint64_t drop_key = 0x64726f70ULL;  // "drop": its own key stream
   const std::uint64_t start = mix64(options.seed ^ drop_key) % (geometry.order_rows - served + 1);
@@ -47,16 +48,16 @@ struct EpochOrder {
   EpochOptions options{};
   Permutation batch_order;   ///< `Shuffle::batches`: over the shuffled batches.
   Permutation sample_order;  ///< `Shuffle::samples`: over the order's rows.
-  std::size_t lane = 0;      ///< This rank's lane (replicated ranks trade lanes each epoch).
+  std::size_t replica = 0;   ///< This rank's replica index (traded each epoch).
   std::size_t offset = 0;    ///< `drop_offset` of the zero-copy shuffles.
 
   EpochOrder() = default;
   EpochOrder(const ShardGeometry& geometry, const EpochOptions& epoch_options)
-      : options(epoch_options), lane(geometry.lane) {
+      : options(epoch_options), replica(geometry.replica) {
     if (options.shuffle == Shuffle::batches) {
       // A short last batch stays last (see ShardGeometry::short_last).
       batch_order = Permutation(geometry.shuffled_batches(), options.seed, options.epoch);
-      lane = epoch_lane(geometry, options);
+      replica = epoch_replica(geometry, options);
       offset = drop_offset(geometry, options);
     }
     if (options.shuffle == Shuffle::samples)
@@ -69,7 +70,7 @@ struct EpochOrder {
   }
   /// Epoch batch `k`'s positions in the order, and how many are real.
   [[nodiscard]] BatchSlice slice(const ShardGeometry& geometry, std::size_t k) const noexcept {
-    BatchSlice slice = geometry.slice(stored_batch(k), lane);
+    BatchSlice slice = geometry.slice(stored_batch(k), replica);
     slice.first += offset;
     return slice;
   }

@@ -44,7 +44,7 @@ struct BatchSlice {
 /// `tail_rows`: under `drop` `floor(n / (world * b))` full batches, under `partial` and `pad`
 /// `ceil(n / (world * b))`, the last holding `ceil(n / world) - (batches - 1) * b` rows
 /// (`partial`) or `b` (`pad`). The order the batches are cut from runs over `order_rows`
-/// rows: the rank's part (partitioned, one lane) or all `n` rows dealt out to `lanes` ranks
+/// rows: the rank's part (partitioned, one replica) or all `n` rows dealt out to `replicas` ranks
 /// batch by batch (replicated). With one rank this is the plain dataset's batching.
 struct ShardGeometry {
   std::size_t order_rows = 0;    ///< Rows of the epoch order (stored rows before padding).
@@ -53,8 +53,8 @@ struct ShardGeometry {
   std::size_t batch_size = 1;    ///< Rows of every batch but the last.
   std::size_t batches = 0;       ///< Batches per epoch, on every rank.
   std::size_t tail_rows = 0;     ///< Rows of the last batch.
-  std::size_t lanes = 1;         ///< Ranks that share the order (replicated: the world size).
-  std::size_t lane = 0;          ///< This rank's lane.
+  std::size_t replicas = 1;      ///< Ranks that share the order (replicated: the world size).
+  std::size_t replica = 0;       ///< This rank's replica.
   bool pad_from_source_start = false;  ///< No own rows: padding repeats the caller's first rows.
   /// The last batch is short or padded on some rank (decided from figures all ranks share):
   /// every shuffled epoch serves it last, so that all ranks' steps have the same sizes
@@ -70,7 +70,7 @@ struct ShardGeometry {
   [[nodiscard]] constexpr std::size_t largest_batch_rows() const noexcept {
     return batches > 1 ? batch_size : tail_rows;
   }
-  /// Rows of all batches of one lane together (at most the stored rows).
+  /// Rows of all batches of one replica together (at most the stored rows).
   [[nodiscard]] constexpr std::size_t served_rows() const noexcept {
     return batches == 0 ? 0 : (batches - 1) * batch_size + tail_rows;
   }
@@ -79,15 +79,17 @@ struct ShardGeometry {
     return batches - (short_last ? 1 : 0);
   }
 
-  /// @brief Batch `j` (< `batches`) of lane `lane_index`. Every round but a short last one
-  /// gives each lane `batch_size` consecutive positions; a short last round (the `partial` or
-  /// `pad` tail) is split among the lanes as evenly as rows allow.
-  [[nodiscard]] constexpr BatchSlice slice(std::size_t j, std::size_t lane_index) const noexcept {
-    const std::size_t round_rows = lanes * batch_size;
+  /// @brief Batch `j` (< `batches`) of replica `replica_index`. Every round but a short last one
+  /// gives each replica `batch_size` consecutive positions; a short last round (the `partial` or
+  /// `pad` tail) is split among the replicas as evenly as rows allow.
+  [[nodiscard]] constexpr BatchSlice slice(std::size_t j,
+                                           std::size_t replica_index) const noexcept {
+    const std::size_t round_rows = replicas * batch_size;
     const std::size_t round_first = j * round_rows;
     const std::size_t left = order_rows > round_first ? order_rows - round_first : 0;
-    if (left >= round_rows) return {round_first + lane_index * batch_size, batch_size, batch_size};
-    const RowRange part = balanced_part(left, lanes, lane_index);
+    if (left >= round_rows)
+      return {round_first + replica_index * batch_size, batch_size, batch_size};
+    const RowRange part = balanced_part(left, replicas, replica_index);
     return {round_first + part.first, rows_of(j), std::min(part.rows, rows_of(j))};
   }
 };
@@ -117,18 +119,18 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
 
   if (options.sharding == Sharding::replicated) {
     geometry.order_rows = rows;
-    geometry.lanes = world;
-    geometry.lane = rank;
+    geometry.replicas = world;
+    geometry.replica = rank;
   } else {
     const RowRange part = balanced_part(rows, world, rank);
     geometry.order_rows = part.rows;
     geometry.source_first = part.first;
     geometry.pad_from_source_start = part.rows == 0;
   }
-  // Enough rows that every batch of every lane is one contiguous view of the stored rows.
+  // Enough rows that every batch of every replica is one contiguous view of the stored rows.
   std::size_t end = geometry.order_rows;
   if (geometry.batches != 0) {
-    const BatchSlice last = geometry.slice(geometry.batches - 1, geometry.lanes - 1);
+    const BatchSlice last = geometry.slice(geometry.batches - 1, geometry.replicas - 1);
     end = std::max(end, checked_add(last.first, last.rows, "padded row count"));
   }
   geometry.stored_rows = end;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -22,45 +23,39 @@
 
 namespace resident::detail {
 
-/// Copies a run of `bytes` (part of one line of an image: a few to hundreds of bytes) in
-/// fixed-size moves, the last one overlapping the one before: a call to memcpy costs more than
-/// the copy at these sizes, and its size dispatch would run on every line. (A plain byte loop
-/// would be turned back into that call.)
-inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) noexcept {
+/// Covers a run of `bytes` (part of one line of an image: a few to hundreds of bytes) with
+/// `move(at, size)` calls of a fixed `size` (a `std::integral_constant` of 16, 8, 4 or 1), the
+/// last one overlapping the one before: a call to memcpy or memset costs more than the move at
+/// these sizes, and its size dispatch would run on every line. (A plain byte loop would be
+/// turned back into that call.)
+template <class Move>
+void in_fixed_moves(std::size_t bytes, Move&& move) noexcept {
+  using Sixteen = std::integral_constant<std::size_t, 16>;
   if (bytes >= 16) {
     std::size_t at = 0;
-    for (; at + 16 <= bytes; at += 16) std::memcpy(to + at, from + at, 16);
-    if (at != bytes) std::memcpy(to + bytes - 16, from + bytes - 16, 16);
+    for (; at + 16 <= bytes; at += 16) move(at, Sixteen{});
+    if (at != bytes) move(bytes - 16, Sixteen{});
   } else if (bytes >= 8) {
-    std::memcpy(to, from, 8);
-    std::memcpy(to + bytes - 8, from + bytes - 8, 8);
+    move(0, std::integral_constant<std::size_t, 8>{});
+    move(bytes - 8, std::integral_constant<std::size_t, 8>{});
   } else if (bytes >= 4) {
-    std::memcpy(to, from, 4);
-    std::memcpy(to + bytes - 4, from + bytes - 4, 4);
+    move(0, std::integral_constant<std::size_t, 4>{});
+    move(bytes - 4, std::integral_constant<std::size_t, 4>{});
   } else if (bytes != 0) {
-    to[0] = from[0];
-    to[bytes / 2] = from[bytes / 2];
-    to[bytes - 1] = from[bytes - 1];
+    move(0, std::integral_constant<std::size_t, 1>{});
+    move(bytes / 2, std::integral_constant<std::size_t, 1>{});
+    move(bytes - 1, std::integral_constant<std::size_t, 1>{});
   }
 }
 
-/// Zeros a run of `bytes`, as `copy_run` copies one.
+/// Copies a run of `bytes` in fixed-size moves (see `in_fixed_moves`).
+inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) noexcept {
+  in_fixed_moves(bytes, [&](std::size_t at, auto size) { std::memcpy(to + at, from + at, size); });
+}
+
+/// Zeros a run of `bytes` in fixed-size moves (see `in_fixed_moves`).
 inline void zero_run(std::byte* to, std::size_t bytes) noexcept {
-  if (bytes >= 16) {
-    std::size_t at = 0;
-    for (; at + 16 <= bytes; at += 16) std::memset(to + at, 0, 16);
-    if (at != bytes) std::memset(to + bytes - 16, 0, 16);
-  } else if (bytes >= 8) {
-    std::memset(to, 0, 8);
-    std::memset(to + bytes - 8, 0, 8);
-  } else if (bytes >= 4) {
-    std::memset(to, 0, 4);
-    std::memset(to + bytes - 4, 0, 4);
-  } else if (bytes != 0) {
-    to[0] = std::byte{0};
-    to[bytes / 2] = std::byte{0};
-    to[bytes - 1] = std::byte{0};
-  }
+  in_fixed_moves(bytes, [&](std::size_t at, auto size) { std::memset(to + at, 0, size); });
 }
 
 #if defined(__SSE2__)
@@ -292,6 +287,20 @@ class MaskedLines {
   alignas(16) std::uint8_t mask_[max_line_bytes];  // NOLINT(modernize-avoid-c-arrays)
 };
 
+/// @brief An image's rows as planes of lines: a plane is one channel (CHW) or the whole
+/// interleaved image (HWC), a pixel of a plane one element or C; figures in elements.
+struct ImagePlanes {
+  std::size_t planes;  ///< C (CHW) or 1 (HWC).
+  std::size_t pixel;   ///< Elements of a pixel of a plane: 1 (CHW) or C (HWC).
+  std::size_t line;    ///< Elements of a line of a plane.
+  std::size_t plane;   ///< Elements of a plane.
+  explicit ImagePlanes(const ImageLayout& image) noexcept
+      : planes(image.order == ImageLayout::Order::chw ? image.channels : 1),
+        pixel(image.order == ImageLayout::Order::chw ? 1 : image.channels),
+        line(image.width * pixel),
+        plane(image.height * line) {}
+};
+
 /// @brief One image's crop and flip on the host, a line at a time: `to` gets `from` shifted,
 /// mirrored and filled as `source_element` says, element for element. Lines go through
 /// `MaskedLines` where it applies; otherwise (and at the row's edges) the columns whose source
@@ -303,15 +312,13 @@ template <class T>
 void augment_image(const Augmentation& augmentation, const SampleDraws& draws, const T* from, T* to,
                    bool allow_ssse3 = true) {
   const ImageLayout& image = augmentation.image;
-  const bool planar = image.order == ImageLayout::Order::chw;
   const auto height = static_cast<std::int64_t>(image.height);
   const auto width = static_cast<std::int64_t>(image.width);
-  // A plane is one channel (CHW) or the whole interleaved image (HWC); a pixel of a plane is
-  // one element or C.
-  const std::size_t planes = planar ? image.channels : 1;
-  const std::size_t pixel = planar ? 1 : image.channels;
-  const std::size_t line = image.width * pixel;
-  const std::size_t plane = image.height * line;
+  const ImagePlanes planes_of(image);
+  const std::size_t planes = planes_of.planes;
+  const std::size_t pixel = planes_of.pixel;
+  const std::size_t line = planes_of.line;
+  const std::size_t plane = planes_of.plane;
   const Fill fill = augmentation.crop.fill;
   const std::int64_t shift = draws.shift_x;
   // Columns whose source is inside the frame; the others lie before or after them.
@@ -403,18 +410,15 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
 template <class T>
 void cut_out_image(const ImageLayout& image, const SampleDraws& draws, T* to) {
   if (draws.top == draws.bottom || draws.left == draws.right) return;
-  const bool planar = image.order == ImageLayout::Order::chw;
-  const std::size_t planes = planar ? image.channels : 1;
-  const std::size_t pixel = planar ? 1 : image.channels;
-  const std::size_t line = image.width * pixel;
-  const std::size_t plane = image.height * line;
-  const auto columns = static_cast<std::size_t>(draws.right - draws.left) * pixel;
-  for (std::size_t p = 0; p < planes; ++p)
+  const ImagePlanes planes(image);
+  const auto columns = static_cast<std::size_t>(draws.right - draws.left) * planes.pixel;
+  for (std::size_t p = 0; p < planes.planes; ++p)
     for (auto y = static_cast<std::size_t>(draws.top); y < static_cast<std::size_t>(draws.bottom);
          ++y)
       // Zero bytes are the zero of every element type a batch holds.
       zero_run(reinterpret_cast<std::byte*>(  // NOLINT: bytes
-                   to + p * plane + y * line + static_cast<std::size_t>(draws.left) * pixel),
+                   to + p * planes.plane + y * planes.line +
+                   static_cast<std::size_t>(draws.left) * planes.pixel),
                columns * sizeof(T));
 }
 

@@ -85,14 +85,15 @@ struct FieldTransforms {
   AugmentKey key{};
   NoConversion no_conversion{};
 
-  /// @brief Checks that the conversion and the augmentation fit their fields' rows and keys
+  /// @brief Prepares the transforms for `layout`: checks that the conversion and the
+  /// augmentation fit their fields' rows, and keys
   /// the augmentation's draws by the row of the caller's whole data, so that every rank of a
   /// sharded job (and every kind of dataset) augments a row as one unsharded dataset would.
   /// Where both name one field, the image layout declared to the augmentation decides how the
   /// conversion's channels are laid out (`Normalize::with_layout`).
   /// @throws InvalidArgument when either does not fit, or when the conversion has another count
   /// of channels than the declared images.
-  void check(const DatasetLayout<fields>& layout, const EpochOptions& options) {
+  void prepare(const DatasetLayout<fields>& layout, const EpochOptions& options) {
     if constexpr (!std::is_same_v<Augment, NoAugmentation>) {
       augment.augmentation.check(layout.row_elements[Augment::field]);
       if constexpr (converts<Conversion, Augment::field>::value && takes_image_layout<Op>::value)

@@ -43,7 +43,7 @@ class GatherRing {
 
   /// @brief Makes the ring at least `bytes` (of `slots` slots) in `space`: a capacity check
   /// first, with the reserve of `config`; a refusal names the ring, what the dataset holds
-  /// already (`held`, `held_bytes`: "the dataset itself" uploaded, or "the streaming ring") and
+  /// already (`held`, `held_bytes`: "the dataset itself" uploaded, or "the chunk slots") and
   /// what to lower, and leaves the ring held so far as it was. Then claims it: returns the new
   /// generation, which retires every earlier claim.
   /// @throws CapacityError when the ring does not fit; what the fences' events throw.

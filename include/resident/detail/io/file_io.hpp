@@ -247,14 +247,14 @@ class TemporaryFile {
   int fd_ = -1;
 };
 
-/// @brief Makes `pieces`, one after another, the whole content of the file at `path`: written
+/// @brief Makes `spans`, one after another, the whole content of the file at `path`: written
 /// to a temporary file in the same folder, synced, then renamed over the path. Readers of the
 /// old file (a mapping `npy::load` made, say) keep its data, and a crash mid-way leaves the old
 /// file whole. A new file gets the usual mode (0666 less the umask), an existing one keeps its
 /// mode; a symbolic link at the path is followed, and the file it names replaced.
 /// @throws Error naming the path and the system's reason; the temporary is removed and the old
 /// file, if any, is left as it was.
-inline void replace_file(const std::string& path, const std::vector<ByteSpan>& pieces) {
+inline void replace_file(const std::string& path, const std::vector<ByteSpan>& spans) {
   const auto failed = [&](const std::string& what, int error) {
     return Error("resident: cannot write " + path + ": " + what + ": " + std::strerror(error) +
                  "; the file at the path, if any, was left as it was");
@@ -278,10 +278,10 @@ inline void replace_file(const std::string& path, const std::vector<ByteSpan>& p
   if (temporary.fd() < 0) throw failed("creating a temporary file beside it", errno);
   if (exists && ::fchmod(temporary.fd(), status.st_mode & 07777) != 0)
     throw failed("keeping its mode", errno);
-  for (const ByteSpan& piece : pieces) {
-    for (std::size_t done = 0; done < piece.size;) {
+  for (const ByteSpan& span : spans) {
+    for (std::size_t done = 0; done < span.size;) {
       const ::ssize_t wrote =
-          ::write(temporary.fd(), static_cast<const char*>(piece.data) + done, piece.size - done);
+          ::write(temporary.fd(), static_cast<const char*>(span.data) + done, span.size - done);
       if (wrote < 0 && errno == EINTR) continue;
       if (wrote < 0) throw failed("writing", errno);
       done += static_cast<std::size_t>(wrote);

@@ -28,23 +28,28 @@ struct ZipEntry {
 };
 
 namespace zip {
+// Record signatures (APPNOTE 4.3.7, 4.3.12, 4.3.16, 4.3.14, 4.3.15).
 inline constexpr std::uint32_t local_signature = 0x04034b50;
 inline constexpr std::uint32_t central_signature = 0x02014b50;
 inline constexpr std::uint32_t end_signature = 0x06054b50;
 inline constexpr std::uint32_t zip64_end_signature = 0x06064b50;
 inline constexpr std::uint32_t zip64_locator_signature = 0x07064b50;
+// Bytes of the fixed part of each record.
 inline constexpr std::size_t local_bytes = 30;
 inline constexpr std::size_t central_bytes = 46;
 inline constexpr std::size_t end_bytes = 22;
 inline constexpr std::size_t zip64_end_bytes = 56;
 inline constexpr std::size_t zip64_locator_bytes = 20;
-inline constexpr std::size_t max_comment_bytes = 0xffff;
+// The ZIP64 extended information extra field's id.
 inline constexpr std::uint16_t zip64_extra_id = 0x0001;
+// General purpose bit flags.
 inline constexpr std::uint16_t flag_encrypted = 1u << 0;
 inline constexpr std::uint16_t flag_data_descriptor = 1u << 3;
 inline constexpr std::uint16_t flag_strong_encryption = 1u << 6;
 inline constexpr std::uint16_t flag_utf8_name = 1u << 11;
 inline constexpr std::uint16_t flag_masked_headers = 1u << 13;
+/// The longest archive comment: its length is a 16-bit field.
+inline constexpr std::size_t max_comment_bytes = 0xffff;
 /// Deflate's best ratio: 258 bytes from a match of two one-bit codes, 1032 bytes per byte.
 inline constexpr std::uint64_t max_deflate_ratio = 1032;
 /// A central directory larger than this is not an `.npz` (a million members).

@@ -29,12 +29,12 @@ struct ZipMemberToWrite {
   std::uint16_t method = ZipEntry::stored;
   std::uint32_t crc32 = 0;
   std::uint64_t uncompressed_size = 0;
-  std::vector<ByteSpan> bytes;  ///< The member's bytes in the archive, one piece after another.
+  std::vector<ByteSpan> bytes;  ///< The member's bytes in the archive, one span after another.
 
   [[nodiscard]] std::uint64_t compressed_size() const noexcept {
     return std::accumulate(
         bytes.begin(), bytes.end(), std::uint64_t{0},
-        [](std::uint64_t total, const ByteSpan& piece) { return total + piece.size; });
+        [](std::uint64_t total, const ByteSpan& span) { return total + span.size; });
   }
 };
 
@@ -166,10 +166,10 @@ class ZipRecordWriter {
   std::uint64_t entries_ = 0;
 };
 
-/// @brief Raw deflate (no zlib header, as ZIP wants) of `pieces`, one after another, at zlib's
+/// @brief Raw deflate (no zlib header, as ZIP wants) of `spans`, one after another, at zlib's
 /// default level, as NumPy's savez_compressed writes.
 /// @throws Error when zlib fails (out of memory).
-inline std::vector<std::byte> deflate_pieces(const std::vector<ByteSpan>& pieces) {
+inline std::vector<std::byte> deflate_spans(const std::vector<ByteSpan>& spans) {
   z_stream stream{};
   if (::deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
                      Z_DEFAULT_STRATEGY) != Z_OK)
@@ -189,10 +189,10 @@ inline std::vector<std::byte> deflate_pieces(const std::vector<ByteSpan>& pieces
     } while (stream.avail_out == 0 || (flush == Z_FINISH && status != Z_STREAM_END));
   };
   try {
-    for (const ByteSpan& piece : pieces)
-      for (std::size_t done = 0; done < piece.size;) {
-        const std::size_t bytes = std::min(piece.size - done, zlib_piece_bytes);
-        drain(static_cast<const Bytef*>(piece.data) + done, bytes, Z_NO_FLUSH);
+    for (const ByteSpan& span : spans)
+      for (std::size_t done = 0; done < span.size;) {
+        const std::size_t bytes = std::min(span.size - done, zlib_piece_bytes);
+        drain(static_cast<const Bytef*>(span.data) + done, bytes, Z_NO_FLUSH);
         done += bytes;
       }
     drain(nullptr, 0, Z_FINISH);

@@ -44,7 +44,7 @@ struct ChunkLoader {
   DatasetLayout<Fields> layout;
   StreamLayout<Fields> stream_layout;
   std::array<RowSource, Fields> sources;
-  std::byte* slots = nullptr;  ///< The dataset's slots, `ring_chunks` of `slot_bytes` each.
+  std::byte* slots = nullptr;  ///< The dataset's slots, `chunk_slots` of `slot_bytes` each.
   Transport* transport = nullptr;
 
   /// What fills one slot: the copies, and the source rows that gathered copies point into.
@@ -56,7 +56,7 @@ struct ChunkLoader {
   /// Producer thread: the chunk at `position` of `order` into its slot (`pieces`: see the
   /// transport's `load`).
   void load(const PassOrder& order, std::size_t position, SharedPieces& pieces) const {
-    const std::size_t slot = position % stream_layout.ring_chunks;
+    const std::size_t slot = position % stream_layout.chunk_slots;
     const Fill fill = chunk_fill(order, position);
     transport->load(slot, slots + slot * stream_layout.slot_bytes, fill.copies, pieces);
   }
@@ -79,7 +79,7 @@ struct ChunkLoader {
       if (order.whole_epoch) {
         slice = order.epoch.slice(geometry, position * stream_layout.chunk_batches + local);
       } else {
-        slice = geometry.slice(chunk * stream_layout.chunk_batches + local, order.epoch.lane);
+        slice = geometry.slice(chunk * stream_layout.chunk_batches + local, order.epoch.replica);
         slice.first += order.epoch.offset;
       }
       if (!gathers) continue;

@@ -31,8 +31,8 @@ struct ChunkRows {
   std::uint64_t slot_row = 0;       ///< First slot row of a straight batch.
   std::uint64_t batch_size = 1;     ///< Rows of a full batch.
   std::uint64_t chunk_batches = 1;  ///< Batches of a full chunk.
-  std::uint64_t lanes = 1;          ///< Ranks sharing the order (replicated).
-  std::uint64_t lane = 0;           ///< This pass's lane.
+  std::uint64_t replicas = 1;       ///< Ranks sharing the order (replicated).
+  std::uint64_t replica = 0;        ///< This pass's replica.
   std::uint64_t offset = 0;         ///< The pass's drop offset (see `drop_offset`).
   std::uint64_t slot[max_window_chunks] = {};         ///< Slot of each chunk of the window.
   std::uint64_t first_batch[max_window_chunks] = {};  ///< Its first dataset batch.
@@ -44,9 +44,9 @@ struct ChunkRows {
     const std::uint64_t within = entry % batch_size;
     const std::uint64_t chunk = batch / chunk_batches;
     const std::uint64_t local = batch % chunk_batches;
-    // Every batch of a window is a full round of the order: its lane's rows start at
-    // `(batch * lanes + lane) * batch_size` (see ShardGeometry::slice).
-    return {((first_batch[chunk] + local) * lanes + lane) * batch_size + within + offset,
+    // Every batch of a window is a full round of the order: its replica's rows start at
+    // `(batch * replicas + replica) * batch_size` (see ShardGeometry::slice).
+    return {((first_batch[chunk] + local) * replicas + replica) * batch_size + within + offset,
             slot[chunk], local * batch_size + within};
   }
   /// The row id at batch position `r`, as `RowOrder::row` gives it.

@@ -82,7 +82,7 @@ class ChunkStreamer {
         direct_(whole_epoch && !space_traits<Space>::gathers_with_kernels),
         slots_(space, stream.total_bytes, reader, reader_owner_) {
     const bool pinned = Transport::sources_pinned(space, sources);
-    transport_ = std::make_unique<Transport>(space, reader, stream.ring_chunks, stream.slot_bytes,
+    transport_ = std::make_unique<Transport>(space, reader, stream.chunk_slots, stream.slot_bytes,
                                              pinned, whole_epoch, threads);
     loader_ = std::make_shared<const Loader>(
         Loader{layout_, stream_, std::move(sources), slots_.data(), transport_.get()});
@@ -156,7 +156,7 @@ class ChunkStreamer {
     hold(order, position, position);
     const std::size_t local =
         local_batch(order, order.chunk_at[position], place, geometry, stream_);
-    return {slots_.data() + (position % stream_.ring_chunks) * stream_.slot_bytes,
+    return {slots_.data() + (position % stream_.chunk_slots) * stream_.slot_bytes,
             local * geometry.batch_size, pass_slice(order, position, place, geometry, stream_)};
   }
 
@@ -183,8 +183,8 @@ class ChunkStreamer {
     ChunkRows& rows = gathered.order;
     rows.batch_size = geometry.batch_size;
     rows.chunk_batches = stream_.chunk_batches;
-    rows.lanes = geometry.lanes;
-    rows.lane = order.epoch.lane;
+    rows.replicas = geometry.replicas;
+    rows.replica = order.epoch.replica;
     rows.offset = order.epoch.offset;
     if (direct_) {
       // The rows where they lie in host memory: no chunk is loaded or held for them.
@@ -197,7 +197,7 @@ class ChunkStreamer {
     if (order.whole_epoch || order.options().shuffle != Shuffle::samples || short_batch) {
       hold(order, position, position);
       gathered.slice = pass_slice(order, position, place, geometry, stream_);
-      rows.slot[0] = position % stream_.ring_chunks;
+      rows.slot[0] = position % stream_.chunk_slots;
       rows.slot_row = local * geometry.batch_size;
       rows.straight = RowOrder{order.epoch.sample_order, geometry.order_rows, gathered.slice.first};
       return gathered;
@@ -213,7 +213,7 @@ class ChunkStreamer {
     std::size_t window_batches = 0;
     std::size_t q = place;
     const auto list = [&](std::size_t at) {
-      rows.slot[listed] = at % stream_.ring_chunks;
+      rows.slot[listed] = at % stream_.chunk_slots;
       rows.first_batch[listed] = order.chunk_at[at] * stream_.chunk_batches;
       ++listed;
     };
@@ -250,7 +250,7 @@ class ChunkStreamer {
                                       const char* call) const {
     const std::size_t position = locate(order, k, stream_, layout_.geometry.batches).first;
     const bool ours = active_order_ != nullptr && active_order_->id == order.id;
-    if (ours && held_ == position) return position % stream_.ring_chunks;
+    if (ours && held_ == position) return position % stream_.chunk_slots;
     throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
                 ", stream) on a streaming epoch found batch " + std::to_string(k) +
                 "'s chunk not held by the reader (" +
@@ -265,7 +265,7 @@ class ChunkStreamer {
   /// @brief Orders `consumer` after slot `slot`'s chunk landed.
   void wait(std::size_t slot, stream_type consumer) const { transport_->wait(slot, consumer); }
   /// @brief Makes the reader's stream, and so the slot's next release, wait for `consumer`.
-  void join(stream_type consumer) const { transport_->join(consumer); }
+  void reader_waits_for(stream_type consumer) const { transport_->reader_waits_for(consumer); }
 
  private:
   using Loader = ChunkLoader<Transport, Fields>;
@@ -280,10 +280,10 @@ class ChunkStreamer {
       restart(order, first);
     if (held_ != last) {
       pipeline_.acquire(last, first, [this](std::size_t given_up) {
-        transport_->release(given_up % stream_.ring_chunks);
+        transport_->release(given_up % stream_.chunk_slots);
       });
       for (std::size_t at = std::max(first, acquired_end_); at <= last; ++at)
-        transport_->acquire(at % stream_.ring_chunks);
+        transport_->acquire(at % stream_.chunk_slots);
       acquired_first_ = first;
       acquired_end_ = last + 1;
       held_ = last;
@@ -294,7 +294,7 @@ class ChunkStreamer {
   // starts `order` at `position`.
   void restart(const PassOrder& order, std::size_t position) {
     pipeline_.stop();
-    for (std::size_t slot = 0; slot < stream_.ring_chunks; ++slot) transport_->release(slot);
+    for (std::size_t slot = 0; slot < stream_.chunk_slots; ++slot) transport_->release(slot);
     active_order_ = std::make_shared<const PassOrder>(order);
     held_ = no_position;
     acquired_first_ = position;

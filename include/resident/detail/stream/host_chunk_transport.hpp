@@ -77,7 +77,7 @@ class HostChunkTransport {
   void acquire(std::size_t /*slot_index*/) const noexcept {}  // loaded on the host already
   void release(std::size_t /*slot_index*/) const noexcept {}  // host readers are done
   void wait(std::size_t /*slot_index*/, stream_type /*consumer*/) const noexcept {}
-  void join(stream_type /*consumer*/) const noexcept {}
+  void reader_waits_for(stream_type /*consumer*/) const noexcept {}
   void drain() const noexcept {}
 
  private:

@@ -25,7 +25,7 @@ namespace resident::detail {
 /// The order of one streaming pass.
 struct PassOrder {
   std::uint64_t id = 0;  ///< Tells passes apart (0: none yet).
-  /// The epoch: options, lane and drop offset in either order; in whole-epoch order also the
+  /// The epoch: options, replica and drop offset in either order; in whole-epoch order also the
   /// batch and sample permutations a preloaded dataset would use.
   EpochOrder epoch{};
   bool whole_epoch = false;           ///< Chunks hold the epoch's batches in its order.
@@ -37,7 +37,7 @@ struct PassOrder {
 
 /// @brief The pass `id` in the order `options` gives. Whole-epoch: the chunks in turn, each
 /// holding the epoch's next batches. Window: shuffled, a seeded permutation of the chunks (the
-/// chunk of a short last batch stays last, as the batch does in it), a new lane for a
+/// chunk of a short last batch stays last, as the batch does in it), a new replica for a
 /// replicated rank and a new drop offset; else the chunks in order.
 template <std::size_t Fields>
 PassOrder make_pass_order(std::uint64_t id, const EpochOptions& options,
@@ -53,7 +53,7 @@ PassOrder make_pass_order(std::uint64_t id, const EpochOptions& options,
     order.epoch = EpochOrder(geometry, options);
   } else {
     order.epoch.options = options;
-    order.epoch.lane = shuffled ? epoch_lane(geometry, options) : geometry.lane;
+    order.epoch.replica = shuffled ? epoch_replica(geometry, options) : geometry.replica;
     order.epoch.offset = drop_offset(geometry, options);
   }
   const Permutation permutation =
@@ -108,7 +108,7 @@ BatchSlice pass_slice(const PassOrder& order, std::size_t position, std::size_t 
   const std::size_t chunk = order.chunk_at[position];
   BatchSlice slice = geometry.slice(
       chunk * stream.chunk_batches + local_batch(order, chunk, place, geometry, stream),
-      order.epoch.lane);
+      order.epoch.replica);
   slice.first += order.epoch.offset;
   return slice;
 }

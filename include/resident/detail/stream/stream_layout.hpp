@@ -27,16 +27,16 @@ template <std::size_t Fields>
 struct StreamLayout {
   std::size_t chunk_batches = 0;    ///< Batches per chunk (the last may have fewer).
   std::size_t chunks = 0;           ///< Chunks per epoch.
-  std::size_t ring_chunks = 0;      ///< Slots of the ring (at most `chunks`, at least 1).
-  std::size_t prefetch_chunks = 0;  ///< Chunks loaded ahead of the one read (< `ring_chunks`).
+  std::size_t chunk_slots = 0;      ///< Chunk slots (at most `chunks`, at least 1).
+  std::size_t prefetch_chunks = 0;  ///< Chunks loaded ahead of the one read (< `chunk_slots`).
   /// Chunks of one sample-shuffle window, all resident at once beside the prefetch: every chunk
   /// when each has a slot of its own, else the slots the prefetch leaves
-  /// (`ring_chunks - prefetch_chunks`); at most `max_window_chunks`.
+  /// (`chunk_slots - prefetch_chunks`); at most `max_window_chunks`.
   std::size_t window_chunks = 0;
   bool reader_copies = true;                  ///< `StreamOptions::reader_copies`.
   std::array<std::size_t, Fields> offsets{};  ///< Byte offset of each field in a slot.
   std::size_t slot_bytes = 0;                 ///< Bytes of one slot, 256-aligned.
-  std::size_t total_bytes = 0;                ///< Bytes of the ring: the one allocation.
+  std::size_t total_bytes = 0;                ///< Bytes of the chunk slots: the one allocation.
 
   /// Batches of chunk `c` (< `chunks`).
   [[nodiscard]] std::size_t batches_of(std::size_t c, std::size_t batches) const noexcept {
@@ -48,8 +48,8 @@ struct StreamLayout {
 inline std::string stream_options_problem(const StreamOptions& options) {
   if (options.prefetch_chunks == 0)
     return "StreamOptions::prefetch_chunks is 0; use at least 1 (default 2)";
-  if (options.ring_chunks <= options.prefetch_chunks)
-    return "StreamOptions::ring_chunks (" + std::to_string(options.ring_chunks) +
+  if (chunk_slots(options) <= options.prefetch_chunks)
+    return "StreamOptions::chunk_slots (" + std::to_string(chunk_slots(options)) +
            ") must exceed prefetch_chunks (" + std::to_string(options.prefetch_chunks) +
            "): one slot is read while the others load; use e.g. 4 and 2";
   return {};
@@ -63,13 +63,13 @@ inline void check_stream_options(const StreamOptions& options) {
 }
 
 /// @brief What to do when the chunk slots and the gather ring of `options` do not fit.
-inline std::string stream_ring_advice(const DatasetOptions& options) {
+inline std::string chunk_slots_advice(const DatasetOptions& options) {
   if (options.shard.world_size > 1 && options.streaming.chunk_batches == 0)
     return "set StreamOptions::chunk_batches explicitly, to the same value on every rank (a "
            "sharded job's automatic chunks are sized from what all ranks share, never from one "
            "rank's free memory), lower DatasetOptions::ring_depth or batch_size, free memory, or "
            "lower the reserve";
-  return "use fewer or smaller chunks (StreamOptions::ring_chunks, chunk_batches), lower "
+  return "use fewer or smaller chunks (StreamOptions::chunk_slots, chunk_batches), lower "
          "DatasetOptions::ring_depth or batch_size, free memory, or lower the reserve";
 }
 
@@ -90,11 +90,11 @@ std::size_t planned_ring_bytes(const DatasetLayout<Fields>& layout,
 template <std::size_t Fields>
 std::string stream_refusal_advice(const StreamLayout<Fields>& stream, std::size_t ring_bytes,
                                   const DatasetOptions& options) {
-  return "even the streaming ring (" + std::to_string(stream.ring_chunks) + " chunks of " +
+  return "even the chunk slots (" + std::to_string(stream.chunk_slots) + " chunks of " +
          std::to_string(stream.chunk_batches) + " batches, " + format_bytes(stream.total_bytes) +
          ") and the gather ring its epochs use (" + std::to_string(options.ring_depth) +
          " batches, " + format_bytes(ring_bytes) + ") do not fit together; " +
-         stream_ring_advice(options);
+         chunk_slots_advice(options);
 }
 
 /// Bytes of `rows` rows of every field, each field's base aligned as in a slot; their offsets.
@@ -111,7 +111,7 @@ std::size_t slot_extent(const DatasetLayout<Fields>& layout, std::size_t rows,
 }
 
 /// @brief Batches per chunk when `StreamOptions::chunk_batches` is 0: about
-/// `default_chunk_target_bytes`, and for a single rank at most `1 / ring_chunks` of `usable`.
+/// `default_chunk_target_bytes`, and for a single rank at most `1 / chunk_slots` of `usable`.
 /// The batches are then spread evenly over the chunks that takes, so that the last chunk is
 /// not a sliver in a slot of its own.
 ///
@@ -127,7 +127,7 @@ std::size_t automatic_chunk_batches(const DatasetLayout<Fields>& layout,
       slot_extent(layout, geometry.largest_batch_rows(), offsets);
   std::size_t target = default_chunk_target_bytes;
   if (options.shard.world_size == 1)
-    target = std::min(target, usable / options.streaming.ring_chunks);
+    target = std::min(target, usable / chunk_slots(options.streaming));
   const std::size_t per_chunk =
       std::max<std::size_t>(1, target / std::max<std::size_t>(largest_batch_bytes, 1));
   const std::size_t chunks = ceil_div(geometry.batches, per_chunk);
@@ -135,8 +135,8 @@ std::size_t automatic_chunk_batches(const DatasetLayout<Fields>& layout,
 }
 
 /// @brief The chunking of the batches `layout` serves under `options`, with `usable` bytes of
-/// the space available (for an automatic chunk size on a single rank). The ring never holds
-/// more than the data: with fewer chunks than `ring_chunks` each chunk has a slot of its own
+/// the space available (for an automatic chunk size on a single rank). The slots never hold
+/// more than the data: with fewer chunks than `chunk_slots` each chunk has a slot of its own
 /// (loaded once per pass), and a lone chunk's slot holds just its rows. Overflow-checked.
 /// @throws InvalidArgument for invalid `StreamOptions` or byte overflow.
 template <std::size_t Fields>
@@ -151,22 +151,22 @@ StreamLayout<Fields> make_stream_layout(const DatasetLayout<Fields>& layout,
                              : automatic_chunk_batches(layout, options, usable);
   stream.chunk_batches = std::max<std::size_t>(1, std::min(stream.chunk_batches, batches));
   stream.chunks = ceil_div(batches, stream.chunk_batches);
-  stream.ring_chunks =
-      std::min(options.streaming.ring_chunks, std::max<std::size_t>(stream.chunks, 1));
+  stream.chunk_slots =
+      std::min(chunk_slots(options.streaming), std::max<std::size_t>(stream.chunks, 1));
   // Never more chunks ahead than there are other slots (none beside a lone chunk).
-  stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.ring_chunks - 1);
+  stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.chunk_slots - 1);
   // A window and the chunks loading ahead of it never share a slot: the producer, at most
   // `prefetch_chunks` past the window's last chunk, overwrites only chunks before the window.
-  const std::size_t window = stream.chunks <= stream.ring_chunks
+  const std::size_t window = stream.chunks <= stream.chunk_slots
                                  ? stream.chunks
-                                 : stream.ring_chunks - stream.prefetch_chunks;
+                                 : stream.chunk_slots - stream.prefetch_chunks;
   stream.window_chunks = std::max<std::size_t>(1, std::min(window, max_window_chunks));
   stream.reader_copies = options.streaming.reader_copies;
   const std::size_t slot_rows =
       stream.chunks > 1 ? checked_mul(stream.chunk_batches, geometry.batch_size, "chunk size")
                         : geometry.served_rows();
   stream.slot_bytes = batches == 0 ? 0 : slot_extent(layout, slot_rows, stream.offsets);
-  stream.total_bytes = checked_mul(stream.slot_bytes, stream.ring_chunks, "stream ring size");
+  stream.total_bytes = checked_mul(stream.slot_bytes, stream.chunk_slots, "chunk slots size");
   return stream;
 }
 

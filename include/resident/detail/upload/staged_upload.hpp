@@ -80,9 +80,4 @@ void staged_upload(Transport& transport, std::byte* destination, const UploadPla
       });
 }
 
-/// @brief Blocks an upload of `total_bytes` in `chunk_bytes` pieces takes.
-constexpr std::size_t count_blocks(std::size_t total_bytes, std::size_t chunk_bytes) noexcept {
-  return total_bytes / chunk_bytes + (total_bytes % chunk_bytes != 0 ? 1 : 0);
-}
-
 }  // namespace resident::detail

@@ -37,7 +37,7 @@ struct FieldSources {
 };
 
 /// One source buffer and where its bytes go in the allocation.
-struct UploadPiece {
+struct UploadPart {
   std::size_t offset = 0;                   ///< First byte in the allocation.
   std::size_t bytes = 0;                    ///< Bytes of the source.
   const std::byte* source = nullptr;        ///< Host memory, read only during the upload.
@@ -46,10 +46,10 @@ struct UploadPiece {
 };
 
 /// @brief What an upload copies: the allocation's byte range `[0, total_bytes)`, made of the
-/// fields' source pieces and the alignment gaps between them (which are written as zeros, so
+/// fields' source parts and the alignment gaps between them (which are written as zeros, so
 /// that no byte of the allocation is left uninitialised).
 struct UploadPlan {
-  std::vector<UploadPiece> pieces;  ///< Sorted by offset, non-overlapping.
+  std::vector<UploadPart> parts;  ///< Sorted by offset, non-overlapping.
   std::size_t total_bytes = 0;
 
   /// @brief Calls `write(offset, source, bytes)` for every part of `[first, last)` that is host
@@ -58,16 +58,16 @@ struct UploadPlan {
   template <class Write>
   void for_each_part(std::size_t first, std::size_t last, Write&& write) const {
     std::size_t at = first;
-    for (const UploadPiece& piece : pieces) {
-      const std::size_t piece_end = piece.offset + piece.bytes;
-      if (piece_end <= at || piece.bytes == 0) continue;
-      if (piece.offset >= last) break;
-      if (piece.offset > at) {
-        write(at, nullptr, piece.offset - at);
-        at = piece.offset;
+    for (const UploadPart& part : parts) {
+      const std::size_t part_end = part.offset + part.bytes;
+      if (part_end <= at || part.bytes == 0) continue;
+      if (part.offset >= last) break;
+      if (part.offset > at) {
+        write(at, nullptr, part.offset - at);
+        at = part.offset;
       }
-      const std::size_t end = std::min(last, piece_end);
-      if (piece.streamed == nullptr) write(at, piece.source + (at - piece.offset), end - at);
+      const std::size_t end = std::min(last, part_end);
+      if (part.streamed == nullptr) write(at, part.source + (at - part.offset), end - at);
       at = end;
       if (at == last) return;
     }
@@ -79,18 +79,18 @@ struct UploadPlan {
   /// `streamed`.
   template <class Read>
   void for_each_streamed(std::size_t first, std::size_t last, Read&& read) const {
-    for (const UploadPiece& piece : pieces) {
-      const std::size_t from = std::max(first, piece.offset);
-      const std::size_t to = std::min(last, piece.offset + piece.bytes);
-      if (piece.streamed != nullptr && from < to)
-        read(from, *piece.streamed, piece.streamed_first + (from - piece.offset), to - from);
+    for (const UploadPart& part : parts) {
+      const std::size_t from = std::max(first, part.offset);
+      const std::size_t to = std::min(last, part.offset + part.bytes);
+      if (part.streamed != nullptr && from < to)
+        read(from, *part.streamed, part.streamed_first + (from - part.offset), to - from);
     }
   }
 
   /// @brief Whether any part is streamed (then the upload needs staging memory for it).
   [[nodiscard]] bool has_streamed() const noexcept {
-    return std::any_of(pieces.begin(), pieces.end(),
-                       [](const UploadPiece& piece) { return piece.streamed != nullptr; });
+    return std::any_of(parts.begin(), parts.end(),
+                       [](const UploadPart& part) { return part.streamed != nullptr; });
   }
 };
 
@@ -113,9 +113,9 @@ UploadPlan make_upload_plan(const DatasetLayout<Fields>& layout,
     const FieldSource& source = sources[field];
     const auto add = [&](std::size_t at, std::size_t bytes) {
       if (source.streamed != nullptr)
-        upload_plan.pieces.push_back({at, bytes, nullptr, source.streamed, first});
+        upload_plan.parts.push_back({at, bytes, nullptr, source.streamed, first});
       else
-        upload_plan.pieces.push_back(
+        upload_plan.parts.push_back(
             {at, bytes, static_cast<const std::byte*>(source.memory) + first});
     };
     std::size_t at = layout.offsets[field];
@@ -144,8 +144,9 @@ void for_each_block(std::size_t total, std::size_t block, BlockOf&& block_of) {
 
 /// @brief Checks the upload options that can never work.
 inline void check_upload_options(const DatasetOptions& options) {
-  RESIDENT_EXPECTS(options.chunk_bytes > 0,
-                   "DatasetOptions::chunk_bytes is 0; use a positive block size (default 8 MiB)");
+  RESIDENT_EXPECTS(
+      upload_block_bytes(options) > 0,
+      "DatasetOptions::upload_block_bytes is 0; use a positive block size (default 8 MiB)");
   RESIDENT_EXPECTS(options.staging_buffers > 0,
                    "DatasetOptions::staging_buffers is 0; use at least 1 (default 4)");
 }

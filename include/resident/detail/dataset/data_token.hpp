@@ -11,23 +11,23 @@
 namespace resident::detail {
 
 /// @brief What an epoch holds to learn, before every use, whether the dataset object it was
-/// made from still holds the data it was made from. Copyable; made by `Tenancy::lease`.
-class TenancyLease {
+/// made from still holds the data it was made from. Copyable; made by `DataToken::lease`.
+class DataLease {
  public:
-  TenancyLease() = default;
-  TenancyLease(const TenancyLease&) = default;
-  TenancyLease& operator=(const TenancyLease&) = default;
+  DataLease() = default;
+  DataLease(const DataLease&) = default;
+  DataLease& operator=(const DataLease&) = default;
   /// @brief Takes `other`'s lease; `other` (an epoch moved from) says so on its next check.
-  TenancyLease(TenancyLease&& other) noexcept
+  DataLease(DataLease&& other) noexcept
       : token_(std::move(other.token_)), state_(std::exchange(other.state_, State::moved_away)) {}
-  TenancyLease& operator=(TenancyLease&& other) noexcept {
+  DataLease& operator=(DataLease&& other) noexcept {
     if (this != &other) {
       token_ = std::move(other.token_);
       state_ = std::exchange(other.state_, State::moved_away);
     }
     return *this;
   }
-  ~TenancyLease() = default;
+  ~DataLease() = default;
 
   /// @brief Whether the dataset is still the one the lease was made from.
   [[nodiscard]] bool valid() const noexcept { return state_ == State::held && !token_.expired(); }
@@ -49,9 +49,9 @@ class TenancyLease {
   }
 
  private:
-  friend class Tenancy;
+  friend class DataToken;
   enum class State { held, made_moved_from, moved_away };
-  TenancyLease(std::weak_ptr<const bool> token, State state) noexcept
+  DataLease(std::weak_ptr<const bool> token, State state) noexcept
       : token_(std::move(token)), state_(state) {}
 
   std::weak_ptr<const bool> token_;
@@ -65,17 +65,17 @@ class TenancyLease {
 /// nothing (so they stay `noexcept`); the token is made by the first lease.
 /// @note `lease()` may be called from several threads at once; moves and swaps may not run
 /// alongside any other use of the same dataset (as for any object).
-class Tenancy {
+class DataToken {
  public:
-  Tenancy() = default;
-  Tenancy(const Tenancy&) = delete;
-  Tenancy& operator=(const Tenancy&) = delete;
+  DataToken() = default;
+  DataToken(const DataToken&) = delete;
+  DataToken& operator=(const DataToken&) = delete;
 
-  /// @brief The new object is a new tenancy; `other` becomes moved from.
-  Tenancy(Tenancy&& other) noexcept : moved_from_(other.moved_from_) { other.vacate(); }
+  /// @brief The new object holds a new token; `other` becomes moved from.
+  DataToken(DataToken&& other) noexcept : moved_from_(other.moved_from_) { other.vacate(); }
 
   /// @brief Ends this object's leases and takes `other`'s state; `other` becomes moved from.
-  Tenancy& operator=(Tenancy&& other) noexcept {
+  DataToken& operator=(DataToken&& other) noexcept {
     if (this != &other) {
       token_.reset();
       moved_from_ = other.moved_from_;
@@ -84,10 +84,10 @@ class Tenancy {
     return *this;
   }
 
-  ~Tenancy() = default;
+  ~DataToken() = default;
 
   /// @brief Ends the leases of both objects, whose data trade places.
-  void swap(Tenancy& other) noexcept {
+  void swap(DataToken& other) noexcept {
     token_.reset();
     other.token_.reset();
     std::swap(moved_from_, other.moved_from_);
@@ -98,11 +98,11 @@ class Tenancy {
 
   /// @brief A lease valid until the object's data changes (never valid when moved from).
   /// @throws std::bad_alloc when the first token cannot be made.
-  [[nodiscard]] TenancyLease lease() {
-    if (moved_from_) return TenancyLease({}, TenancyLease::State::made_moved_from);
+  [[nodiscard]] DataLease lease() {
+    if (moved_from_) return DataLease({}, DataLease::State::made_moved_from);
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!token_) token_ = std::make_shared<const bool>(true);
-    return TenancyLease(token_, TenancyLease::State::held);
+    return DataLease(token_, DataLease::State::held);
   }
 
  private:
