@@ -141,8 +141,8 @@ struct Plan {
 };
 
 /// @brief Prints the plan readably: the verdict, then the figures behind every option.
-/// (A template over the stream, so that this header needs only <iosfwd>: <ostream> is the
-/// caller's, who prints.)
+/// (A template over the stream, so that this header needs only `iosfwd`: the caller, who
+/// prints, has `ostream`.)
 template <class Char, class Traits>
 std::basic_ostream<Char, Traits>& operator<<(std::basic_ostream<Char, Traits>& out,
                                              const Plan& plan) {
