@@ -6,13 +6,13 @@
 # the bound that the steps' time limits set; a time limit around a phase should allow at least
 # the bound.
 #
-#   tests     ~1.5 min, at most 8.5: the GPU and its driver (nvidia-smi; the driver must support
+#   tests     ~1.5 min, at most 9.5: the GPU and its driver (nvidia-smi; the driver must support
 #             the CUDA version the bundled runtime was built with), every test with
 #             RESIDENT_REQUIRE_CUDA=1 (a test that would skip for want of a device fails),
-#             the device-loss test, the misuse suite, the quickstart on the device,
-#             torch.from_dlpack reading every field and batch on the device, and train_mlp
-#             on the digits data on the host and on the device with the same seed (test
-#             accuracies printed, within 1 point of each other)
+#             the device-loss test, the misuse suite, the internals' tests, the quickstart on
+#             the device, torch.from_dlpack reading every field and batch on the device, and
+#             train_mlp on the digits data on the host and on the device with the same seed
+#             (test accuracies printed, within 1 point of each other)
 #   bench     ~2.5 min, at most 8: every benchmark with JSON (scripts/bench.sh --quick: short
 #             measurements, no 4 GiB rows), the PyTorch peers and, where matplotlib is
 #             installed, the plots under img/
@@ -47,7 +47,8 @@ done
 
 # The executables the phases run; --build-only fails naming any the build lacks.
 bundled=(tests/resident_tests tests/resident_cuda_tests tests/resident_device_loss
-  tests/resident_adversarial tests/resident_cuda_versions tests/resident_sanitizer_canary
+  tests/resident_adversarial tests/resident_detail_tests tests/resident_detail_adversarial
+  tests/resident_cuda_versions tests/resident_sanitizer_canary
   tests/libresident_dlpack_exporter.so examples/quickstart examples/train_mlp)
 mapfile -t benchmarks < <(scripts/bench.sh --list)
 bundled+=("${benchmarks[@]/#/benchmarks/}")
@@ -241,6 +242,9 @@ phase_tests() {
   step tests-device-loss limit 45 "$build/tests/resident_device_loss"
   # The misuse suite: a hang must fail, not stall the phase.
   step tests-adversarial limit 60 "$build/tests/resident_adversarial"
+  # The internals' unit tests, and those at their edges (a hang must fail there too).
+  step tests-detail limit 30 "$build/tests/resident_detail_tests"
+  step tests-detail-adversarial limit 30 "$build/tests/resident_detail_adversarial"
   step quickstart limit 30 "$build/examples/quickstart" --space cuda
   step dlpack-torch dlpack_torch
   step train_mlp-digits train_mlp_host_vs_cuda

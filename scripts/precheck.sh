@@ -7,8 +7,10 @@
 #   - every public header alone, in a host build, and the changed public headers (and those
 #     that include a changed internal header) alone in a CUDA build too, where nvcc exists;
 #   - each changed unit of tests/, examples/ and benchmarks/, the test of each changed public
-#     header (tests/test_<header>.cpp), and every unit that includes a changed header of
-#     tests/, examples/ or benchmarks/, directly or through other headers.
+#     header (tests/test_<header>.cpp) and of each changed internal header
+#     (tests/detail/test_<header>.cpp, tests/detail/adversarial/test_<header>.cpp), and every
+#     unit that includes a changed header of tests/, examples/ or benchmarks/, directly or
+#     through other headers.
 # Run it before committing; .ci/run runs all of it and the rest.
 #   scripts/precheck.sh [BASE]   BASE: a commit (default: the merge base with origin/main, or
 #                                HEAD where there is none); uncommitted and untracked changes
@@ -68,6 +70,10 @@ for file in "${changed[@]}"; do
     include/resident/detail/*)
       mapfile -t -O "${#public_headers[@]}" public_headers < <(includers "$file" |
         grep -E '^include/resident/[^/]+\.hpp$' || true)
+      for test_unit in tests/detail/test_"$(basename "$file" .hpp)".cpp \
+        tests/detail/adversarial/test_"$(basename "$file" .hpp)".cpp; do
+        if [[ -f $test_unit ]]; then units+=("$test_unit"); fi
+      done
       ;;
     include/resident/*.hpp)
       public_headers+=("$file")

@@ -4,17 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include "resident/detail/gather/host_gather.hpp"
 #include "resident/epoch.hpp"
 #include "resident/resident.hpp"
 #include "support/epoch_checks.hpp"
-#include "support/float_bits.hpp"
 #include "support/labelled_rows.hpp"
 #include "support/spaces.hpp"
 
@@ -226,56 +223,6 @@ TEST(GatherRing, ARingThatDoesNotFitIsRefusedAsTheRingWithBothFigures) {
   EXPECT_EQ(ds.ring_bytes(), 0U);
   EXPECT_EQ(resident::testing::epoch_label_sum(ds.epoch({1, 0, Shuffle::batches})),
             data.label_sum());
-}
-
-// The host gather on its own: every field of every position, against a plain loop over the
-// same order and the conversion's own operator, at every team size and for batches that wrap
-// (the padding of Remainder::pad) and are shorter than the team.
-TEST(HostGather, EveryFieldMatchesAPlainGatherAtEveryTeamSizeAndLayout) {
-  constexpr std::size_t rows = 301;
-  constexpr std::size_t pixels = 36;  // 3 channels of 12 (CHW), or 12 pixels of 3 (HWC)
-  std::vector<std::uint8_t> images(rows * pixels);
-  for (std::size_t i = 0; i < images.size(); ++i)
-    images[i] = static_cast<std::uint8_t>(i * 2654435761u >> 13);
-  std::vector<std::int32_t> labels(rows);
-  std::iota(labels.begin(), labels.end(), 1000);
-  const resident::Normalize layouts[] = {
-      resident::Normalize{1.0f / 255, -0.5f},
-      resident::Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, 12, 1.0f / 255),
-      resident::Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, 1, 1.0f / 255)};
-  for (const unsigned threads : {1u, 2u, 3u}) {
-    resident::detail::CopyWorkers workers(threads);
-    for (const resident::Normalize& normalize : layouts) {
-      for (const std::size_t batch : {std::size_t{1}, std::size_t{2}, std::size_t{97}}) {
-        // Positions from near the end, so that the batch wraps to the order's start.
-        const resident::detail::RowOrder order{resident::Permutation(rows, 5, 2), rows,
-                                               rows - batch / 2};
-        std::vector<float> converted(batch * pixels);
-        std::vector<std::int32_t> gathered(batch);
-        std::vector<std::int64_t> indices(batch, -1);
-        resident::detail::host_gather(
-            order, batch, indices.data(), workers,
-            resident::detail::GatherField{
-                resident::detail::StoredRows<std::uint8_t>{images.data(), pixels}, converted.data(),
-                pixels, normalize},
-            resident::detail::GatherField{
-                resident::detail::StoredRows<std::int32_t>{labels.data(), 1}, gathered.data(),
-                std::size_t{1}, resident::NoConversion{}});
-        for (std::size_t r = 0; r < batch; ++r) {
-          const std::uint64_t row = order.row(r);
-          ASSERT_EQ(indices[r], static_cast<std::int64_t>(row)) << r;
-          ASSERT_EQ(gathered[r], labels[row]) << r;
-          for (std::size_t e = 0; e < pixels; ++e) {
-            const float expected = normalize(images[row * pixels + e], e);
-            ASSERT_EQ(resident::testing::float_bits(converted[r * pixels + e]),
-                      resident::testing::float_bits(expected))
-                << "row " << r << " element " << e << ", " << threads << " threads, batch " << batch
-                << ", " << normalize.channels() << " channels";
-          }
-        }
-      }
-    }
-  }
 }
 
 #if RESIDENT_HAS_CUDA

@@ -11,19 +11,16 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <memory>
 #include <numeric>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "resident/detail/host_memory.hpp"
 #include "resident/detail/stream/row_source.hpp"
 #include "resident/host_space.hpp"
 #include "resident/load_dataset.hpp"
 #include "resident/npy.hpp"
 #include "resident/npz.hpp"
+#include "support/host_available.hpp"
 #include "support/temp_npy.hpp"
 
 namespace {
@@ -39,6 +36,7 @@ using resident::Shape;
 using resident::Shuffle;
 using resident::StreamOrder;
 using resident::detail::RowSource;
+using resident::testing::HostAvailable;
 using resident::testing::scratch;
 using resident::testing::TempNpy;
 
@@ -136,72 +134,6 @@ TEST(LoadDataset, AFileReplacedDuringTheUploadIsRefusedAndNothingKept) {
   }
   EXPECT_EQ(reports, 1u) << "refused at the first chunk that followed the change";
   EXPECT_EQ(space.used_bytes(), 0u);
-}
-
-/// Sets RESIDENT_HOST_AVAILABLE_BYTES (the host memory the loaders count on) for its life, and
-/// restores what was there.
-class HostAvailable {
- public:
-  explicit HostAvailable(const std::string& bytes) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, bytes.c_str(), 1);
-  }
-  ~HostAvailable() {
-    if (old_)
-      ::setenv(name, old_->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  HostAvailable(const HostAvailable&) = delete;
-  HostAvailable& operator=(const HostAvailable&) = delete;
-
- private:
-  static constexpr const char* name = "RESIDENT_HOST_AVAILABLE_BYTES";
-  std::optional<std::string> old_;
-};
-
-TEST(HostAvailableBytes, TheEnvironmentOverridesTheSystemsFigure) {
-  {
-    const HostAvailable tiny("12345");
-    EXPECT_EQ(resident::detail::host_available_bytes(), 12345u);
-  }
-  {
-    const HostAvailable zero("0");
-    EXPECT_EQ(resident::detail::host_available_bytes(), 0u);
-  }
-  const std::size_t system = resident::detail::host_capacity().free_bytes;
-  EXPECT_GT(system, 0u);
-  for (const char* ignored : {"", "junk", "12k", "-1", "99999999999999999999999"}) {
-    const HostAvailable not_a_number(ignored);
-    EXPECT_GT(resident::detail::host_available_bytes(), 0u) << ignored;
-    EXPECT_NE(resident::detail::host_available_bytes(), 12345u) << ignored;
-  }
-}
-
-TEST(RowSource, OwnedMemoryIsSharedByCopiesAndCounted) {
-  std::weak_ptr<const std::byte> watch;
-  {
-    std::shared_ptr<std::byte> bytes(new std::byte[24], std::default_delete<std::byte[]>());
-    for (int b = 0; b < 24; ++b) bytes.get()[b] = static_cast<std::byte>(b);
-    watch = bytes;
-    std::optional<RowSource> source = RowSource::owned_memory(std::move(bytes), 3, 8, 24);
-    const RowSource copy = *source;  // NOLINT: the copy is the point
-    source.reset();
-    EXPECT_FALSE(watch.expired()) << "a copy keeps the memory alive";
-    EXPECT_EQ(copy.owned_bytes(), 24u);
-    EXPECT_EQ(copy.rows(), 3u);
-    ASSERT_NE(copy.memory(), nullptr);
-    std::byte row[8];
-    copy.read(2, 1, row);
-    EXPECT_EQ(row[0], std::byte{16});
-  }
-  EXPECT_TRUE(watch.expired()) << "the last copy releases it";
-
-  const std::vector<float> borrowed(6);
-  EXPECT_EQ(RowSource::memory(borrowed.data(), 3, 8).owned_bytes(), 0u);
-  const TempNpy file("row_source_file", borrowed, {3, 2});
-  const auto open = std::make_shared<const resident::detail::ReadFile>(file.path);
-  EXPECT_EQ(RowSource::file(open, 128, 3, 8).owned_bytes(), 0u);
 }
 
 /// Row r of x holds 3 floats from 3r, row r of y holds r % 251.

@@ -192,7 +192,7 @@ TEST(OptionsAtTheirMaximum, UploadThreadsAreBounded) {
 // reads a mapping that is no longer backed (which would raise SIGBUS).
 TEST(FileChangedDuringUpload, ATruncationMidUploadIsAFormatErrorNotSigbus) {
   std::vector<float> values(std::size_t{1} << 20, 1.0f);
-  const resident::testing::TempNpy file("found_truncated_mid_upload", values,
+  const resident::testing::TempNpy file("readme_misuse_truncated_mid_upload", values,
                                         Shape{std::size_t{1} << 14, 64});
   DatasetOptions options = no_reserve(256);
   options.upload_block_bytes = std::size_t{64} << 10;

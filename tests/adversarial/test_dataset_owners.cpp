@@ -1,10 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-// A stranger's tests of the restructured owners (DatasetCore, DatasetAccessors, defaulted
-// moves and swap, space_traits, GatherRing, the split streamer, StreamingEpoch::wait/release):
-// self-moves and self-swaps, moves mid-pass, budgets after every end, odd sizes compared
-// across the three kinds, a space written from the concept alone. Tests in the suite
-// `RedesignFound` show bugs and fail until the library is fixed.
+// What the three dataset owners (DeviceDataset, StreamingDataset and the Dataset that
+// make_dataset returns) promise alike: moves and swaps that are noexcept, onto themselves and
+// mid-pass, leaving a moved-from owner empty and saying so; every byte of the budget returned
+// at every end; StreamingEpoch::wait/release naming each wrong use; the same batches from every
+// kind for odd sizes, ranks and remainders; the accessors read through a const reference to
+// the DatasetAccessors base; and a memory space written from the concept alone, which records
+// any use of a stream after its destroy_stream.
 
 #include <gtest/gtest.h>
 
@@ -175,7 +177,7 @@ HostDataset streaming_dataset(const OffsetRows& rows, DatasetOptions options,
 // ---------------------------------------------------------------------------------------
 // Moves, self-moves, swaps
 
-TEST(RedesignMoves, MovesAndSwapsAreNoexcept) {
+TEST(OwnerMoves, MovesAndSwapsAreNoexcept) {
   static_assert(std::is_nothrow_move_constructible_v<HostDevice>);
   static_assert(std::is_nothrow_move_assignable_v<HostDevice>);
   static_assert(std::is_nothrow_move_constructible_v<HostStreaming>);
@@ -191,7 +193,7 @@ TEST(RedesignMoves, MovesAndSwapsAreNoexcept) {
   SUCCEED();
 }
 
-TEST(RedesignMoves, DeviceSelfMoveAssignKeepsTheData) {
+TEST(OwnerMoves, DeviceSelfMoveAssignKeepsTheData) {
   const LabelledRows rows(37, columns);
   const HostSpace space = HostSpace::with_budget(1 << 20);
   HostDevice ds(space, options_of(8), rows.x(), rows.y());
@@ -219,7 +221,7 @@ TEST(RedesignMoves, DeviceSelfMoveAssignKeepsTheData) {
   EXPECT_EQ(seen, iota_labels(37));
 }
 
-TEST(RedesignMoves, StreamingSelfMoveAssignMidPassKeepsTheData) {
+TEST(OwnerMoves, StreamingSelfMoveAssignMidPassKeepsTheData) {
   const LabelledRows rows(50, columns);
   const HostSpace space = HostSpace::with_budget(1 << 20);
   HostStreaming ds(space, options_of(4), rows.x(), rows.y());
@@ -239,7 +241,7 @@ TEST(RedesignMoves, StreamingSelfMoveAssignMidPassKeepsTheData) {
   EXPECT_EQ(seen, iota_labels(50));
 }
 
-TEST(RedesignMoves, DatasetSelfMoveAssignKeepsTheData) {
+TEST(OwnerMoves, DatasetSelfMoveAssignKeepsTheData) {
   const OffsetRows rows(400, 0);
   HostSpace space;
   HostDataset streamed = streaming_dataset(rows, options_of(8), space);
@@ -280,7 +282,7 @@ void self_swap_keeps_data_and_ends_epochs(Make make) {
   EXPECT_EQ(read_epoch(after), iota_labels(210, 100));
 }
 
-TEST(RedesignMoves, SelfSwapKeepsTheDataAndEndsTheEpochs) {
+TEST(OwnerMoves, SelfSwapKeepsTheDataAndEndsTheEpochs) {
   self_swap_keeps_data_and_ends_epochs([](const OffsetRows& rows) {
     return HostDevice(HostSpace{}, options_of(8), rows.x(), rows.y());
   });
@@ -330,7 +332,7 @@ void swap_then_use(Make make) {
   (void)view_a;
 }
 
-TEST(RedesignMoves, SwapThenUseServesTheOthersDataAndEndsEveryEpoch) {
+TEST(OwnerMoves, SwapThenUseServesTheOthersDataAndEndsEveryEpoch) {
   swap_then_use([](const OffsetRows& rows) {
     return HostDevice(HostSpace{}, options_of(8), rows.x(), rows.y());
   });
@@ -339,7 +341,7 @@ TEST(RedesignMoves, SwapThenUseServesTheOthersDataAndEndsEveryEpoch) {
   });
 }
 
-TEST(RedesignMoves, DatasetSwapMidPassAcrossKinds) {
+TEST(OwnerMoves, DatasetSwapMidPassAcrossKinds) {
   const OffsetRows small(19, 0);
   const OffsetRows large(120, 1000);
   HostSpace space;
@@ -364,7 +366,7 @@ TEST(RedesignMoves, DatasetSwapMidPassAcrossKinds) {
   EXPECT_EQ(read_epoch(now_preloaded), iota_labels(19, 0));
 }
 
-TEST(RedesignMoves, DatasetMovedMidPassIsReadToTheEndByTheMovedTo) {
+TEST(OwnerMoves, DatasetMovedMidPassIsReadToTheEndByTheMovedTo) {
   const OffsetRows rows(120, 7);
   HostSpace space;
   auto ds = std::make_unique<HostDataset>(streaming_dataset(rows, options_of(8), space));
@@ -404,7 +406,7 @@ void expect_moved_from_is_empty(Dataset& from, std::size_t batch_size) {
   expect_error([&] { (void)epoch.begin(); }, made_moved_from);
 }
 
-TEST(RedesignMoves, MovedFromOfEveryKindIsEmptyAndSaysSo) {
+TEST(OwnerMoves, MovedFromOfEveryKindIsEmptyAndSaysSo) {
   const OffsetRows rows(40, 0);
   const HostSpace space = HostSpace::with_budget(1 << 20);
   {
@@ -497,15 +499,15 @@ void moved_while_producer_runs(bool destroy_moved_from_first) {
   EXPECT_EQ(space.used_bytes(), 0U);
 }
 
-TEST(RedesignStreamingMoves, MovedWhileTheProducerRunsMovedFromDestroyedFirst) {
+TEST(OwnerStreamingMoves, MovedWhileTheProducerRunsMovedFromDestroyedFirst) {
   moved_while_producer_runs(true);
 }
 
-TEST(RedesignStreamingMoves, MovedWhileTheProducerRunsMovedFromDestroyedLast) {
+TEST(OwnerStreamingMoves, MovedWhileTheProducerRunsMovedFromDestroyedLast) {
   moved_while_producer_runs(false);
 }
 
-TEST(RedesignStreamingMoves, MoveAssignOverARunningPassStopsItAndReturnsItsBudget) {
+TEST(OwnerStreamingMoves, MoveAssignOverARunningPassStopsItAndReturnsItsBudget) {
   const OffsetRows old_rows(400, 0);
   const OffsetRows new_rows(64, 5000);
   const HostSpace space = HostSpace::with_budget(1 << 20);
@@ -530,7 +532,7 @@ TEST(RedesignStreamingMoves, MoveAssignOverARunningPassStopsItAndReturnsItsBudge
 // ---------------------------------------------------------------------------------------
 // StreamingEpoch::wait / release
 
-TEST(RedesignWaitRelease, AfterBatchEveryBatchOfTheHeldChunkIsAccepted) {
+TEST(OwnerWaitRelease, AfterBatchEveryBatchOfTheHeldChunkIsAccepted) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());  // chunks of 2 batches
   auto epoch = ds.epoch();
@@ -543,7 +545,7 @@ TEST(RedesignWaitRelease, AfterBatchEveryBatchOfTheHeldChunkIsAccepted) {
   EXPECT_NO_THROW(epoch.release(3, {}));
 }
 
-TEST(RedesignWaitRelease, WrongIndicesAreOutOfRange) {
+TEST(OwnerWaitRelease, WrongIndicesAreOutOfRange) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto epoch = ds.epoch();
@@ -554,7 +556,7 @@ TEST(RedesignWaitRelease, WrongIndicesAreOutOfRange) {
   EXPECT_NO_THROW(epoch.wait(0, {}));  // the refusals changed nothing
 }
 
-TEST(RedesignWaitRelease, BeforeAnyBatchSaysTheBatchWasNotAskedFor) {
+TEST(OwnerWaitRelease, BeforeAnyBatchSaysTheBatchWasNotAskedFor) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto epoch = ds.epoch();
@@ -565,7 +567,7 @@ TEST(RedesignWaitRelease, BeforeAnyBatchSaysTheBatchWasNotAskedFor) {
   expect_error([&] { epoch.release(9, {}); }, "not asked for yet");
 }
 
-TEST(RedesignWaitRelease, AfterTheReaderMovedOnItSaysSo) {
+TEST(OwnerWaitRelease, AfterTheReaderMovedOnItSaysSo) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto epoch = ds.epoch({3, 0, Shuffle::batches});
@@ -577,7 +579,7 @@ TEST(RedesignWaitRelease, AfterTheReaderMovedOnItSaysSo) {
   EXPECT_NO_THROW(epoch.wait(2, {}));
 }
 
-TEST(RedesignWaitRelease, AnotherEpochsPassIsNamed) {
+TEST(OwnerWaitRelease, AnotherEpochsPassIsNamed) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto first = ds.epoch();
@@ -589,7 +591,7 @@ TEST(RedesignWaitRelease, AnotherEpochsPassIsNamed) {
   expect_error([&] { second.wait(0, {}); }, "another epoch's");
 }
 
-TEST(RedesignWaitRelease, OnEpochsOfMovedOrMovedFromDatasets) {
+TEST(OwnerWaitRelease, OnEpochsOfMovedOrMovedFromDatasets) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto epoch = ds.epoch();
@@ -608,7 +610,7 @@ TEST(RedesignWaitRelease, OnEpochsOfMovedOrMovedFromDatasets) {
 // ---------------------------------------------------------------------------------------
 // Budget accounting
 
-TEST(RedesignBudget, EveryOwnerReturnsItsBytes) {
+TEST(OwnerBudget, EveryOwnerReturnsItsBytes) {
   const OffsetRows rows(200, 0);
   const HostSpace space = HostSpace::with_budget(1 << 20);
   {
@@ -639,7 +641,7 @@ TEST(RedesignBudget, EveryOwnerReturnsItsBytes) {
   EXPECT_EQ(space.used_bytes(), 0U);
 }
 
-TEST(RedesignBudget, ARefusedGatherRingSaysSoAndLeavesTheDatasetUsable) {
+TEST(OwnerBudget, ARefusedGatherRingSaysSoAndLeavesTheDatasetUsable) {
   const OffsetRows rows(64, 0);
   const DatasetOptions options = options_of(8);
   const auto planned = resident::plan(HostSpace::with_budget(1 << 20), options, rows.x(), rows.y());
@@ -671,7 +673,7 @@ TEST(RedesignBudget, ARefusedGatherRingSaysSoAndLeavesTheDatasetUsable) {
   EXPECT_EQ(space.used_bytes(), used);
 }
 
-TEST(RedesignBudget, RefusedAndCancelledConstructionsReturnEveryByte) {
+TEST(OwnerBudget, RefusedAndCancelledConstructionsReturnEveryByte) {
   const OffsetRows rows(300, 0);
   const HostSpace space = HostSpace::with_budget(2048);
   EXPECT_THROW(HostDevice(space, options_of(8), rows.x(), rows.y()), resident::CapacityError);
@@ -731,7 +733,7 @@ std::string pass_name(std::size_t rows, std::size_t batch, Remainder remainder,
          (sharding == resident::Sharding::replicated ? " replicated" : " partitioned");
 }
 
-TEST(RedesignSizes, EveryKindCutsTheSameBatchesForOddSizesRanksAndRemainders) {
+TEST(OwnerSizes, EveryKindCutsTheSameBatchesForOddSizesRanksAndRemainders) {
   for (const std::size_t rows : {0, 1, 2, 3, 7, 9, 17}) {
     const OffsetRows data(rows, 0);
     for (const std::size_t batch : {1, 4, 8, 20}) {
@@ -786,7 +788,7 @@ TEST(RedesignSizes, EveryKindCutsTheSameBatchesForOddSizesRanksAndRemainders) {
   }
 }
 
-TEST(RedesignSizes, ZeroRowsIsLegalForEveryKind) {
+TEST(OwnerSizes, ZeroRowsIsLegalForEveryKind) {
   const OffsetRows none(0, 0);
   for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
     const HostSpace space = HostSpace::with_budget(1 << 20);
@@ -819,7 +821,7 @@ TEST(RedesignSizes, ZeroRowsIsLegalForEveryKind) {
   }
 }
 
-TEST(RedesignSizes, OneRowUnderEveryRemainder) {
+TEST(OwnerSizes, OneRowUnderEveryRemainder) {
   const OffsetRows one(1, 42);
   for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
     SCOPED_TRACE(resident::remainder_name(remainder));
@@ -874,7 +876,7 @@ Figures directly(const Dataset& ds) {
           ds.remainder(), ds.sharding(),  ds.empty(),      ds.moved_from(),  ds.space().name()};
 }
 
-TEST(RedesignAccessors, AConstBaseReferenceReadsWhatTheDatasetSays) {
+TEST(OwnerAccessors, AConstBaseReferenceReadsWhatTheDatasetSays) {
   const OffsetRows rows(23, 0);
   DatasetOptions options = options_of(4, Remainder::pad);
   options.shard = resident::Shard{1, 2, 0};
@@ -979,7 +981,7 @@ class WatchSpace {
 
 static_assert(resident::is_memory_space_v<WatchSpace>);
 
-TEST(RedesignSpace, ASpaceFromTheConceptServesEveryKindOfDatasetAndEpoch) {
+TEST(OwnerSpace, ASpaceFromTheConceptServesEveryKindOfDatasetAndEpoch) {
   const OffsetRows rows(150, 0);
   const WatchSpace space;
   const DatasetOptions options = options_of(8);
@@ -1011,7 +1013,11 @@ TEST(RedesignSpace, ASpaceFromTheConceptServesEveryKindOfDatasetAndEpoch) {
   EXPECT_EQ(space.watch().dead_stream_uses, 0);
 }
 
-TEST(RedesignSpace, DestroyingAStreamingDatasetMidPassUsesNoDestroyedStream) {
+// ---------------------------------------------------------------------------------------
+// A streaming dataset's stream outlives its producer: destroyed or assigned over mid-pass,
+// no copy or synchronize reaches a stream after its destroy_stream
+
+TEST(OwnerStreamLifetime, DestroyingAStreamingDatasetMidPassUsesNoDestroyedStream) {
   const OffsetRows rows(400, 0);
   const WatchSpace space;
   {
@@ -1025,12 +1031,11 @@ TEST(RedesignSpace, DestroyingAStreamingDatasetMidPassUsesNoDestroyedStream) {
   EXPECT_TRUE(space.watch().live_streams.empty());
 }
 
-// Bug: `StreamingDataset`'s defaulted move assignment assigns `core_` (declared first) before
-// `streamer_`, so the old `DatasetStream` is destroyed (`destroy_stream`) while the old
-// producer thread is still loading a chunk on it; the destructor gets the order right
-// (streamer first), the move assignment does not. On CudaSpace that is a copy enqueued on, and
-// events recorded against, a destroyed cudaStream_t.
-TEST(RedesignFound, MoveAssignOverARunningPassUsesNoDestroyedStream) {
+// Assigned over while its producer loads a chunk: the old producer is joined before the old
+// dataset's stream is destroyed, whichever member the move assignment releases first. On
+// CudaSpace a use after destroy_stream would be a copy enqueued on, and events recorded
+// against, a destroyed cudaStream_t.
+TEST(OwnerStreamLifetime, MoveAssignOverARunningPassUsesNoDestroyedStream) {
   const OffsetRows old_rows(400, 0);
   const OffsetRows new_rows(64, 5000);
   const WatchSpace space;
@@ -1051,7 +1056,7 @@ TEST(RedesignFound, MoveAssignOverARunningPassUsesNoDestroyedStream) {
 }
 
 // The same through `Dataset` (make_dataset), whose variant move-assigns the streaming dataset.
-TEST(RedesignFound, DatasetMoveAssignOverARunningPassUsesNoDestroyedStream) {
+TEST(OwnerStreamLifetime, DatasetMoveAssignOverARunningPassUsesNoDestroyedStream) {
   const OffsetRows old_rows(400, 0);
   const OffsetRows new_rows(64, 5000);
   const WatchSpace space;
