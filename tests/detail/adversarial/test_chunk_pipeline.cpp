@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "resident/resident.hpp"
+#include "support/batch_options.hpp"
 #include "support/faulty_space.hpp"
 #include "support/float_bits.hpp"
 #include "support/mixed_values.hpp"
@@ -47,6 +48,7 @@ using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
 using resident::StreamingDataset;
+using resident::testing::batch_options;
 using resident::testing::FaultInjector;
 using resident::testing::FaultySpace;
 using resident::testing::filled;
@@ -76,17 +78,9 @@ void in_child(int seconds, Body body) {
       << "the body crashed, hung past " << seconds << " s, or failed (see its output above)";
 }
 
-DatasetOptions base_options(std::size_t batch, Remainder remainder) {
-  DatasetOptions options;
-  options.batch_size = batch;
-  options.remainder = remainder;
-  options.reserve_bytes = 0;
-  return options;
-}
-
 DatasetOptions streaming(std::size_t batch, Remainder remainder, std::size_t chunk_batches,
                          bool reader_copies, std::size_t ring = 3, std::size_t prefetch = 2) {
-  DatasetOptions options = base_options(batch, remainder);
+  DatasetOptions options = batch_options(batch, remainder);
   options.streaming.chunk_batches = chunk_batches;
   options.streaming.chunk_slots = ring;
   options.streaming.prefetch_chunks = prefetch;
@@ -138,7 +132,7 @@ TEST(ReaderPieces, AFieldOfZeroByteRowsStreamsFromMemory) {
     const HostTensor<const float> xt(x.data(), {100, 4});
     const HostTensor<const float> empty(nothing, {100, 0});
     DeviceDataset<HostSpace, float, float> preloaded(
-        HostSpace{}, base_options(8, Remainder::partial), xt, empty);
+        HostSpace{}, batch_options(8, Remainder::partial), xt, empty);
     const auto expected = plain_bytes(preloaded);
     for (const bool reader_copies : {true, false}) {
       StreamingDataset<HostSpace, float, float> ds(
@@ -239,7 +233,7 @@ TEST(ReaderPieces, OnOrOffServeTheSameBatchesOverShardsAndRemainders) {
 // ahead, where the reader helps with the slot it just gave up: the preloaded bytes.
 TEST(ReaderPieces, ALoneChunkAndATwoSlotRingServeThePreloadedBytes) {
   const StreamSource source(2500, 900);
-  Preloaded3 preloaded(HostSpace{}, base_options(33, Remainder::pad), source.xt(), source.bt(),
+  Preloaded3 preloaded(HostSpace{}, batch_options(33, Remainder::pad), source.xt(), source.bt(),
                        source.yt());
   const auto expected = plain_bytes(preloaded);
   for (const std::size_t chunk_batches : {std::size_t{13}, std::size_t{1000}}) {
@@ -279,7 +273,7 @@ TEST(ReaderPieces, ZeroRowsAndOneRowStream) {
 // another epoch after a batch or two: always the right batch.
 TEST(ReaderPieces, JumpsAndRestartsWhilePiecesAreInFlightServeTheRightBatch) {
   const StreamSource source(6000, 700);  // 2.7 KiB rows, chunks of 8 batches of 64: ~1.4 MiB
-  Preloaded3 preloaded(HostSpace{}, base_options(64, Remainder::pad), source.xt(), source.bt(),
+  Preloaded3 preloaded(HostSpace{}, batch_options(64, Remainder::pad), source.xt(), source.bt(),
                        source.yt());
   const auto expected = plain_bytes(preloaded);
   Streamed3 ds(HostSpace{}, streaming(64, Remainder::pad, 8, true, 4, 3), source.xt(), source.bt(),
@@ -334,8 +328,8 @@ TEST(ReaderPieces, DestroyedOrMovedWhilePiecesAreInFlight) {
 // chunk failed, the pass goes on at the next batch, and a clean pass after it is exact.
 TEST(ReaderPieces, AFailedCopyOnEitherThreadFailsOneBatchAndThePassGoesOn) {
   const StreamSource source(1200, 1000);  // 4 KiB rows: chunks of 3 batches of 100 = 1.2 MiB
-  Preloaded3 preloaded(HostSpace{}, base_options(100, Remainder::partial), source.xt(), source.bt(),
-                       source.yt());
+  Preloaded3 preloaded(HostSpace{}, batch_options(100, Remainder::partial), source.xt(),
+                       source.bt(), source.yt());
   const auto expected = plain_bytes(preloaded);
   in_child(240, [&] {
     auto injector = std::make_shared<FaultInjector>();
@@ -436,7 +430,7 @@ class ReaderFaultSpace {
 // off the reader copies nothing.
 TEST(ReaderPieces, AFaultInAPieceTheReaderRunsSurfacesAsThrown) {
   const StreamSource source(2400, 4000);  // 16 KiB rows: chunks of 8 batches of 64 = 8 MiB
-  Preloaded3 preloaded(HostSpace{}, base_options(64, Remainder::partial), source.xt(), source.bt(),
+  Preloaded3 preloaded(HostSpace{}, batch_options(64, Remainder::partial), source.xt(), source.bt(),
                        source.yt());
   const auto expected = plain_bytes(preloaded);
   in_child(120, [&] {
@@ -496,7 +490,7 @@ TEST(ReaderPieces, FilesOfHugeRowsAndOfOneByteRowsStreamAsFromMemory) {
   const TempNpy huge_file("chunk_pipeline_huge_rows", huge, {huge_rows, huge_width});
   const TempNpy tiny_file("chunk_pipeline_tiny_rows", tiny, {huge_rows});
   DeviceDataset<HostSpace, float, std::uint8_t> preloaded(
-      HostSpace{}, base_options(2, Remainder::pad),
+      HostSpace{}, batch_options(2, Remainder::pad),
       HostTensor<const float>(huge.data(), {huge_rows, huge_width}),
       HostTensor<const std::uint8_t>(tiny.data(), {huge_rows}));
   const auto expected = plain_bytes(preloaded);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "resident/resident.hpp"
+#include "support/batch_options.hpp"
 #include "support/float_bits.hpp"
 #include "support/mixed_values.hpp"
 
@@ -35,17 +36,10 @@ using resident::HostTensor;
 using resident::Normalize;
 using resident::Remainder;
 using resident::Shuffle;
+using resident::testing::batch_options;
 using resident::testing::filled;
 using resident::testing::float_bits;
 using resident::testing::mix;
-
-DatasetOptions base_options(std::size_t batch, Remainder remainder) {
-  DatasetOptions options;
-  options.batch_size = batch;
-  options.remainder = remainder;
-  options.reserve_bytes = 0;
-  return options;
-}
 
 /// Five fields of mixed types and widths: int8 x3, uint16 x5, float x7, double x2, int64 x1.
 struct FiveFields {
@@ -103,7 +97,7 @@ TEST(OnePassGather, FiveMixedFieldsEveryRemainderMatchTheirRowIds) {
                                       std::size_t{2500}, std::size_t{6000}}) {
         SCOPED_TRACE(std::to_string(rows) + " rows, batch " + std::to_string(batch) +
                      ", remainder " + std::to_string(static_cast<int>(remainder)));
-        Five ds = make_five(data, base_options(batch, remainder));
+        Five ds = make_five(data, batch_options(batch, remainder));
         for (const std::uint64_t epoch_number : {0u, 1u}) {
           auto epoch = ds.epoch({7, epoch_number, Shuffle::samples});
           std::vector<std::size_t> seen(rows, 0);
@@ -139,7 +133,7 @@ TEST(OnePassGather, FiveMixedFieldsEveryRemainderMatchTheirRowIds) {
 // Zero rows: no batches, no gather, nothing thrown.
 TEST(OnePassGather, ZeroRowsGiveAnEmptyGatheringEpoch) {
   const FiveFields data(0);
-  Five ds = make_five(data, base_options(8, Remainder::pad));
+  Five ds = make_five(data, batch_options(8, Remainder::pad));
   auto epoch = ds.epoch({1, 0, Shuffle::samples});
   EXPECT_EQ(epoch.size(), 0u);
   std::size_t batches = 0;
@@ -185,7 +179,7 @@ void expect_normalize_matches_op() {
     for (const std::size_t batch : {std::size_t{7}, std::size_t{1024}}) {
       SCOPED_TRACE(name + ", batch " + std::to_string(batch));
       DeviceDataset<HostSpace, std::uint8_t, T, std::int32_t> ds(
-          HostSpace{}, base_options(batch, Remainder::pad),
+          HostSpace{}, batch_options(batch, Remainder::pad),
           HostTensor<const std::uint8_t>(tags.data(), {rows, 3}),
           HostTensor<const T>(images.data(), {rows, elements}),
           HostTensor<const std::int32_t>(labels.data(), {rows}));
@@ -232,7 +226,7 @@ TEST(OnePassGather, NormalizeOfDoubleMatchesTheOpBitwise) { expect_normalize_mat
 TEST(OnePassGather, ANormalizeLayoutThatDoesNotFitTheRowsIsRefused) {
   const std::vector<std::uint8_t> images(std::size_t{10} * 10);
   DeviceDataset<HostSpace, std::uint8_t> ds(
-      HostSpace{}, base_options(4, Remainder::partial),
+      HostSpace{}, batch_options(4, Remainder::partial),
       HostTensor<const std::uint8_t>(images.data(), {10, 10}));
   EXPECT_THROW(
       (void)ds.epoch({}, resident::convert<0>(Normalize::mean_std({0, 0, 0}, {1, 1, 1}, 1))),
@@ -259,7 +253,7 @@ TEST(OnePassGather, ConversionsWiderAndNarrowerThanTheStoredTypeMatchTheOp) {
   constexpr std::size_t rows = 3001;
   const FiveFields data(rows);
   for (const std::size_t batch : {std::size_t{5}, std::size_t{3000}}) {
-    Five ds = make_five(data, base_options(batch, Remainder::partial));
+    Five ds = make_five(data, batch_options(batch, Remainder::partial));
     {
       auto epoch = ds.epoch({5, 2, Shuffle::samples}, resident::convert<2>(ToDouble{}));
       for (std::size_t k = 0; k < epoch.size(); ++k) {
@@ -308,7 +302,7 @@ TEST(OnePassGather, AConversionThatThrowsOnAnyThreadSurfacesFromBatch) {
   std::iota(ids.begin(), ids.end(), std::int64_t{0});
   const std::vector<float> wide = filled<float>(rows, 16, 21);
   DeviceDataset<HostSpace, float, std::int64_t> ds(
-      HostSpace{}, base_options(8192, Remainder::partial),
+      HostSpace{}, batch_options(8192, Remainder::partial),
       HostTensor<const float>(wide.data(), {rows, 16}),
       HostTensor<const std::int64_t>(ids.data(), {rows}));
   for (const std::int64_t bad : {std::int64_t{0}, std::int64_t{8191}, std::int64_t{4100}}) {
@@ -327,7 +321,7 @@ TEST(OnePassGather, AGatherThatThrowsLeavesNoEarlierBatchClaimedInItsSlot) {
   constexpr std::size_t rows = 64;
   std::vector<std::int64_t> ids(rows);
   std::iota(ids.begin(), ids.end(), std::int64_t{0});
-  DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{}, base_options(8, Remainder::partial),
+  DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{}, batch_options(8, Remainder::partial),
                                             HostTensor<const std::int64_t>(ids.data(), {rows}));
   auto epoch = ds.epoch({}, resident::convert<0>(ThrowsOnRow{20}));  // in batch 2, position 4
   {
@@ -345,7 +339,7 @@ TEST(OnePassGather, AGatherThatThrowsLeavesNoEarlierBatchClaimedInItsSlot) {
 TEST(OnePassGather, EpochsInARowAbandonedInterleavedAndAfterAMove) {
   constexpr std::size_t rows = 4099;
   const FiveFields data(rows);
-  Five ds = make_five(data, base_options(2048, Remainder::pad));
+  Five ds = make_five(data, batch_options(2048, Remainder::pad));
   const auto check = [&](auto& epoch, std::size_t k) {
     const auto [a, b, c, d, e] = epoch.batch(k);
     const auto ids = epoch.batch_indices(k);
@@ -380,7 +374,7 @@ TEST(OnePassGather, OneByteRowsAtEveryBatchSize) {
     for (const std::size_t batch :
          {std::size_t{1}, std::size_t{2}, std::size_t{131072}, std::size_t{400000}}) {
       DeviceDataset<HostSpace, std::uint8_t> ds(
-          HostSpace{}, base_options(batch, Remainder::partial),
+          HostSpace{}, batch_options(batch, Remainder::partial),
           HostTensor<const std::uint8_t>(bytes.data(), {rows}));
       auto epoch = ds.epoch({2, 2, Shuffle::samples});
       std::size_t served = 0;
@@ -413,7 +407,7 @@ TEST(OnePassGather, AnIdentityConversionEqualsTheZeroCopyEpochOnEveryShard) {
     for (int rank = 0; rank < 3; ++rank) {
       for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
         for (const std::size_t batch : {std::size_t{9}, std::size_t{700}}) {
-          DatasetOptions options = base_options(batch, remainder);
+          DatasetOptions options = batch_options(batch, remainder);
           options.shard = {rank, 3, 0};
           options.sharding = sharding;
           Five ds = make_five(data, options);
@@ -466,7 +460,7 @@ TEST(OnePassGather, NormalizeOfSpecialFloatsMatchesTheOpBitwise) {
        {Normalize::mean_std({0.5f, -1e30f, 7.0f}, {1e-30f, 3.0f, 0.125f}, 32, 1e20f),
         Normalize::mean_std({0.5f, -1e30f, 7.0f}, {1e-30f, 3.0f, 0.125f}, 1, 1e20f),
         Normalize{std::numeric_limits<float>::max(), 1.0f}}) {
-    DeviceDataset<HostSpace, float> ds(HostSpace{}, base_options(512, Remainder::partial),
+    DeviceDataset<HostSpace, float> ds(HostSpace{}, batch_options(512, Remainder::partial),
                                        HostTensor<const float>(values.data(), {rows, elements}));
     auto epoch = ds.epoch({1, 1, Shuffle::samples}, resident::convert<0>(normalize));
     for (std::size_t k = 0; k < epoch.size(); ++k) {
@@ -491,7 +485,8 @@ TEST(OnePassGather, AFieldOfZeroByteRowsGathersBesideOthers) {
   const std::vector<float> x = filled<float>(rows, 9, 81);
   static const std::uint8_t nothing[1] = {};
   DeviceDataset<HostSpace, float, std::uint8_t> ds(
-      HostSpace{}, base_options(4000, Remainder::pad), HostTensor<const float>(x.data(), {rows, 9}),
+      HostSpace{}, batch_options(4000, Remainder::pad),
+      HostTensor<const float>(x.data(), {rows, 9}),
       HostTensor<const std::uint8_t>(nothing, {rows, 0}));
   for (const bool convert_empty : {false, true}) {
     const auto check = [&](auto& epoch) {

@@ -14,6 +14,7 @@
 
 #include "resident/detail/host_memory.hpp"
 #include "resident/resident.hpp"
+#include "support/batch_options.hpp"
 #include "support/mixed_values.hpp"
 
 namespace {
@@ -23,16 +24,9 @@ using resident::DeviceDataset;
 using resident::HostSpace;
 using resident::HostTensor;
 using resident::Remainder;
+using resident::testing::batch_options;
 using resident::testing::filled;
 using resident::testing::mix;
-
-DatasetOptions base_options(std::size_t batch, Remainder remainder) {
-  DatasetOptions options;
-  options.batch_size = batch;
-  options.remainder = remainder;
-  options.reserve_bytes = 0;
-  return options;
-}
 
 TEST(StreamingStores, HostCopiesEqualMemcpyAroundTheThresholdAtEveryMisalignment) {
   constexpr std::size_t threshold = resident::detail::streaming_store_threshold;
@@ -66,7 +60,7 @@ TEST(StreamingStores, AnUploadOfOddlySizedLargeFieldsReadsBackExactly) {
   const std::vector<double> b = filled<double>(rows, 3, 42);                // 233 KiB
   const std::vector<std::uint16_t> c = filled<std::uint16_t>(rows, 1, 43);  // 19 KiB
   for (const unsigned threads : {1u, 2u}) {
-    DatasetOptions options = base_options(100, Remainder::pad);
+    DatasetOptions options = batch_options(100, Remainder::pad);
     options.upload_threads = threads;
     options.upload_block_bytes = 300000;  // blocks that do not fall on fields
     DeviceDataset<HostSpace, std::uint8_t, double, std::uint16_t> ds(
