@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "resident/dataset_options.hpp"
+#include "resident/detail/stream/stream_layout.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/host_space.hpp"
 #include "resident/plan.hpp"
@@ -118,6 +119,53 @@ TEST(DatasetOptions, FormerNamesStillTakeEffect) {
   EXPECT_EQ(std::size_t{plan.stream_ring_bytes}, plan.stream_slots_bytes);
   EXPECT_NE(plan.stream_slots_bytes,
             resident::plan(space, DatasetOptions{}, rows).stream_slots_bytes);
+}
+
+// Old code that reads a former name, changes it and writes it back (or initialises it by
+// position) sees the option as it was: the value set, or the option's default; and a refusal
+// of a value set under a former name says so, and what to set instead.
+TEST(DatasetOptions, FormerNamesReadAndChangeAsTheOptionsTheyNamed) {
+  DatasetOptions options;
+  EXPECT_EQ(std::size_t{options.chunk_bytes}, std::size_t{8} << 20) << "unset: the default";
+  EXPECT_EQ(std::size_t{options.streaming.ring_chunks}, 4u) << "unset: the default";
+  options.streaming.ring_chunks = options.streaming.ring_chunks + 2;
+  EXPECT_EQ(resident::detail::chunk_slots(options.streaming), 6u);
+  options.chunk_bytes = options.chunk_bytes / 2;
+  EXPECT_EQ(resident::detail::upload_block_bytes(options), std::size_t{4} << 20);
+  options.streaming.ring_chunks += 3;
+  ++options.streaming.ring_chunks;
+  --options.streaming.ring_chunks;
+  options.streaming.ring_chunks -= 1;
+  EXPECT_EQ(resident::detail::chunk_slots(options.streaming), 8u);
+  options.chunk_bytes *= 4;
+  options.chunk_bytes /= 2;
+  EXPECT_EQ(resident::detail::upload_block_bytes(options), std::size_t{8} << 20);
+
+  const StreamOptions positional{0, 4, 2, true, resident::StreamOrder::automatic, true, 6};
+  EXPECT_EQ(resident::detail::chunk_slots(positional), 6u) << "the former name, set last, wins";
+
+  StreamOptions few;
+  few.chunk_slots = 5;
+  few.ring_chunks = 2;
+  const std::string problem = resident::detail::stream_options_problem(few);
+  for (const char* part :
+       {"StreamOptions::ring_chunks (2) must exceed prefetch_chunks (2)",
+        "ring_chunks is the former name of chunk_slots", "set chunk_slots instead"})
+    EXPECT_NE(problem.find(part), std::string::npos) << part << " not in: " << problem;
+
+  std::vector<float> values(64);
+  const resident::HostTensor<const float> rows(values.data(), {16, 4});
+  DatasetOptions zero;
+  zero.chunk_bytes = 0;
+  try {
+    const resident::DeviceDataset<resident::HostSpace, float> refused(resident::HostSpace{}, zero,
+                                                                      rows);
+    FAIL() << "a zero block size under the former name was accepted";
+  } catch (const resident::InvalidArgument& error) {
+    const std::string message = error.what();
+    for (const char* part : {"DatasetOptions::chunk_bytes is 0", "set upload_block_bytes instead"})
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+  }
 }
 #pragma GCC diagnostic pop
 

@@ -71,6 +71,45 @@ TEST(LoadDataset, FromNpyFilesToADataset) {
   for (const auto& path : {x, y, short_y}) std::remove(path.c_str());
 }
 
+// plan() over .npy files: the figures of plan() over the same rows in memory, from the headers
+// alone; a mistyped file refused as the loaders refuse it.
+TEST(LoadDataset, PlanOverNpyFilesIsThePlanOverTheirRows) {
+  std::vector<float> features(300 * 5);
+  std::iota(features.begin(), features.end(), 0.0f);
+  std::vector<std::int32_t> labels(300);
+  std::iota(labels.begin(), labels.end(), 0);
+  const TempNpy x("plan_x", features, Shape{300, 5});
+  const TempNpy y("plan_y", labels, Shape{300});
+  DatasetOptions options;
+  options.batch_size = 7;
+  options.remainder = resident::Remainder::pad;
+  options.streaming.chunk_batches = 3;
+  for (const std::size_t budget : {std::size_t{1} << 20, std::size_t{6000}}) {
+    const auto space = HostSpace::with_budget(budget);
+    const resident::Plan from_files =
+        resident::plan<HostSpace, float, std::int32_t>(space, options, x.path, y.path);
+    const resident::Plan from_rows =
+        resident::plan(space, options, resident::HostTensor<const float>(features.data(), {300, 5}),
+                       resident::HostTensor<const std::int32_t>(labels.data(), {300}));
+    EXPECT_EQ(from_files.recommendation, from_rows.recommendation) << from_files.reason;
+    EXPECT_EQ(from_files.needed_bytes, from_rows.needed_bytes);
+    EXPECT_EQ(from_files.ring_bytes, from_rows.ring_bytes);
+    EXPECT_EQ(from_files.stream_slots_bytes, from_rows.stream_slots_bytes);
+    EXPECT_EQ(from_files.reason, from_rows.reason);
+  }
+  const auto plan_in = [&](std::size_t budget) {
+    return resident::plan<HostSpace, float, std::int32_t>(HostSpace::with_budget(budget), options,
+                                                          x.path, y.path);
+  };
+  // Both sides of the verdict: the rows fit a MiB, not 6000 bytes.
+  EXPECT_EQ(plan_in(1 << 20).recommendation, resident::Recommendation::preload);
+  EXPECT_NE(plan_in(6000).recommendation, resident::Recommendation::preload)
+      << plan_in(6000).reason;
+  EXPECT_THROW((void)(resident::plan<HostSpace, std::int32_t, std::int32_t>(HostSpace{}, options,
+                                                                            x.path, y.path)),
+               FormatError);
+}
+
 /// 4096 floats, 0 to 4095: an upload of four 4 KiB chunks.
 std::vector<float> four_chunks() {
   std::vector<float> values(4096);

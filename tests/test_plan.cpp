@@ -5,8 +5,12 @@
 #include <cstdint>
 #include <limits>
 #include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "resident/device_dataset.hpp"
 #include "resident/host_space.hpp"
 #include "resident/plan.hpp"
 #include "support/epoch_checks.hpp"
@@ -205,6 +209,52 @@ TEST_F(Recommend, OptionsAtTheirMaximumDoNotOverflow) {
   const auto all_reserved = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
   EXPECT_FALSE(all_reserved.fits);
   EXPECT_FALSE(all_reserved.stream_fits);
+}
+
+// Options no dataset could be made with are refused by plan() as the constructors refuse them,
+// whatever the plan would recommend: a plan is never the first to say yes.
+TEST_F(Recommend, OptionsNoDatasetTakesAreRefusedAsTheConstructorsRefuseThem) {
+  const auto refused = [&](const DatasetOptions& with, const char* part) {
+    try {
+      (void)resident::plan(HostSpace::with_budget(1 << 20), with, x, y);
+      ADD_FAILURE() << "plan() took what no dataset takes: " << part;
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(part), std::string::npos) << error.what();
+    }
+  };
+  DatasetOptions no_block = options;
+  no_block.upload_block_bytes = 0;
+  refused(no_block, "upload_block_bytes is 0");
+  DatasetOptions no_staging = options;
+  no_staging.staging_buffers = 0;
+  refused(no_staging, "staging_buffers is 0");
+  DatasetOptions no_ring = options;
+  no_ring.ring_depth = 0;
+  refused(no_ring, "ring_depth is 0");
+  EXPECT_THROW(
+      (resident::DeviceDataset<HostSpace, std::uint8_t, std::int32_t>(HostSpace{}, no_ring, x, y)),
+      resident::InvalidArgument)
+      << "refused when the dataset is made, not at its first gathering epoch";
+}
+
+// The printed plan is the same text on every stream, whatever its number formatting; a wide
+// stream is not offered an operator<< that would fail inside it.
+template <class Stream, class = void>
+struct prints_plans : std::false_type {};
+template <class Stream>
+struct prints_plans<
+    Stream, std::void_t<decltype(std::declval<Stream&>() << std::declval<const resident::Plan&>())>>
+    : std::true_type {};
+static_assert(prints_plans<std::ostream>::value);
+static_assert(!prints_plans<std::wostream>::value);
+
+TEST_F(Recommend, ThePrintedPlanIgnoresTheStreamsNumberFormat) {
+  const auto verdict = resident::plan(HostSpace::with_budget(18000), options, x, y);
+  std::ostringstream plain, formatted;
+  plain << verdict;
+  formatted << std::hex << std::showbase << std::uppercase << verdict;
+  EXPECT_EQ(plain.str(), formatted.str());
+  EXPECT_NE(plain.str().find("(10 chunk(s) of 1 batch(es))"), std::string::npos) << plain.str();
 }
 
 // Sharded plans: the bytes of one rank under each mode.

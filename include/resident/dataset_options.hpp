@@ -16,6 +16,11 @@
 
 namespace resident {
 
+namespace detail {
+inline constexpr std::size_t default_chunk_slots = 4;
+inline constexpr std::size_t default_upload_block_bytes = std::size_t{8} << 20;
+}  // namespace detail
+
 /// @brief What happens to the last rows when the row count is not a multiple of the batch size.
 enum class Remainder {
   drop,     ///< Every batch is full; the last `rows % batch_size` rows are not served.
@@ -88,7 +93,7 @@ struct StreamOptions {
   /// resident at once beside the prefetch: raise it for a wider shuffle window.
   /// Data of fewer chunks gets one slot per chunk (each loaded once per pass), so that the
   /// slots never hold more than the data; `StreamingDataset::chunk_slots()` says how many.
-  std::size_t chunk_slots = 4;
+  std::size_t chunk_slots = detail::default_chunk_slots;
   /// @brief Chunks loaded ahead of the one being read (at least 1): their copies overlap the
   /// reader's work on the current chunk. Never more than the other chunk slots (none
   /// beside a lone chunk); `StreamingDataset::prefetch_chunks()` says how many.
@@ -116,7 +121,9 @@ struct StreamOptions {
   bool large_pages = true;
   /// @deprecated The former name of `chunk_slots`: assigning it still works (with a
   /// deprecation warning), and where it is set it wins over `chunk_slots`.
-  detail::FormerName<std::size_t, detail::ring_chunks_is_now_chunk_slots> ring_chunks{};
+  detail::FormerName<std::size_t, detail::ring_chunks_is_now_chunk_slots,
+                     detail::default_chunk_slots>
+      ring_chunks{};
 };
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
@@ -130,7 +137,7 @@ struct DatasetOptions {
 
   /// @brief Bytes per upload block: the unit of progress reports, of cancellation and, on
   /// `CudaSpace`, the size of each pinned staging buffer. Must be positive.
-  std::size_t upload_block_bytes = std::size_t{8} << 20;
+  std::size_t upload_block_bytes = detail::default_upload_block_bytes;
   /// @brief Pinned staging buffers in the `CudaSpace` ring (at least 1; 2 or more let host
   /// copies of chunk k+1 overlap the transfer of chunk k); from pinned sources, the chunks in
   /// flight at once.
@@ -176,19 +183,21 @@ struct DatasetOptions {
   StreamOptions streaming{};
   /// @deprecated The former name of `upload_block_bytes`: assigning it still works (with a
   /// deprecation warning), and where it is set it wins over `upload_block_bytes`.
-  detail::FormerName<std::size_t, detail::chunk_bytes_is_now_upload_block_bytes> chunk_bytes{};
+  detail::FormerName<std::size_t, detail::chunk_bytes_is_now_upload_block_bytes,
+                     detail::default_upload_block_bytes>
+      chunk_bytes{};
 };
 
 namespace detail {
 
 /// @brief The upload block size `options` asks for: `DatasetOptions::upload_block_bytes`, or
-/// its deprecated alias where that is set.
+/// its former name where that is set.
 inline std::size_t upload_block_bytes(const DatasetOptions& options) noexcept {
   return options.chunk_bytes.held().value_or(options.upload_block_bytes);
 }
 
-/// @brief The chunk slots `options` asks for: `StreamOptions::chunk_slots`, or its deprecated
-/// alias where that is set.
+/// @brief The chunk slots `options` asks for: `StreamOptions::chunk_slots`, or its former name
+/// where that is set.
 inline std::size_t chunk_slots(const StreamOptions& options) noexcept {
   return options.ring_chunks.held().value_or(options.chunk_slots);
 }

@@ -501,6 +501,23 @@ StreamingDataset<Space, Ts...> load_streaming_dataset(
                                               keys);
 }
 
+/// @brief `plan()` for `.npy` files, one per field: the figures `load_dataset` and
+/// `make_dataset` decide with, from the files' headers alone (no data is read):
+/// `plan<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy", "y.npy")`.
+/// @throws FormatError for malformed or mistyped files; InvalidArgument as `plan()` does.
+template <class Space, class... Ts, class... Paths,
+          std::enable_if_t<(std::is_convertible_v<const Paths&, std::string> && ...), int> = 0>
+[[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options, const Paths&... paths) {
+  static_assert(sizeof...(Ts) >= 1, "name the field types: plan<Space, float, int>(...)");
+  static_assert(sizeof...(Paths) == sizeof...(Ts), "give one .npy path per field type");
+  const auto headers = detail::read_field_headers<Ts...>(detail::open_field_files(paths...));
+  std::array<Shape, sizeof...(Ts)> shapes;
+  for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
+  const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
+  return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
+                             detail::file_stream_order(options.streaming.order, layout));
+}
+
 /// @brief `make_dataset` for `.npy` files, one per field:
 /// `make_dataset<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy", "y.npy")`.
 /// Reads only the headers to plan; then maps and uploads the files (`load_dataset`) or streams
@@ -514,14 +531,7 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
                                    const Paths&... paths) {
   static_assert(sizeof...(Ts) >= 1, "name the field types: make_dataset<Space, float, int>(...)");
   static_assert(sizeof...(Paths) == sizeof...(Ts), "give one .npy path per field type");
-  const auto headers = detail::read_field_headers<Ts...>(detail::open_field_files(paths...));
-  std::array<Shape, sizeof...(Ts)> shapes;
-  for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
-  const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
-  const auto replan = [&] {
-    return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
-                               detail::file_stream_order(options.streaming.order, layout));
-  };
+  const auto replan = [&] { return plan<Space, Ts...>(space, options, paths...); };
   return detail::preload_or_stream<Dataset<Space, Ts...>>(
       options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
       [&] { return load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...); },

@@ -20,6 +20,7 @@
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/former_name.hpp"
 #include "resident/detail/stream/stream_layout.hpp"
+#include "resident/detail/upload/upload_plan.hpp"
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/space_traits.hpp"
@@ -140,36 +141,45 @@ struct Plan {
   }
 };
 
+namespace detail {
+
+/// @brief The lines `operator<<` prints for `plan`, built as text so that no flag of the
+/// caller's stream (`std::hex`, a precision) changes a figure.
+inline std::string plan_text(const Plan& plan) {
+  std::string text = plan.reason;
+  text += "\n  recommendation: " + std::string(recommendation_name(plan.recommendation));
+  text += "\n  preload:   needs " + format_bytes(plan.needed_bytes) + ", usable " +
+          format_bytes(plan.usable_bytes()) + " (free " + format_bytes(plan.free_bytes) + " of " +
+          format_bytes(plan.total_bytes) + ", reserve " + format_bytes(plan.reserve_bytes) +
+          ") on " + plan.space_name;
+  text += "\n  ring:      " + format_bytes(plan.ring_bytes) + " for gathering epochs, " +
+          (plan.fits_with_ring ? "fits beside the data" : "does not fit beside the data");
+  text += "\n  compact:   " +
+          (plan.compact_dtypes.empty()
+               ? std::string("no field has a smaller type")
+               : "needs " + format_bytes(plan.compact_bytes) + " (" + plan.compact_dtypes + ")");
+  text += "\n  partition: " + format_bytes(plan.partitioned_rank_bytes) + " per rank across " +
+          std::to_string(plan.shard.world_size) + " rank(s); fits from " +
+          (plan.partition_world_size == 0 ? std::string("no world size")
+                                          : std::to_string(plan.partition_world_size) + " rank(s)");
+  text += "\n  stream:    ";
+  if (!plan.stream_refusal.empty()) return text + "refused: " + plan.stream_refusal;
+  return text + "chunk slots of " + format_bytes(plan.stream_slots_bytes) + " (" +
+         std::to_string(plan.stream_chunks) + " chunk(s) of " +
+         std::to_string(plan.stream_chunk_batches) + " batch(es)) and ring_bytes " +
+         format_bytes(plan.ring_bytes) + ", " + stream_order_name(plan.stream_order) + " order, " +
+         (plan.stream_fits ? "fit together" : "do not fit together");
+}
+
+}  // namespace detail
+
 /// @brief Prints the plan readably: the verdict, then the figures behind every option.
-/// (A template over the stream, so that this header needs only `iosfwd`: the caller, who
-/// prints, has `ostream`.)
-template <class Char, class Traits>
-std::basic_ostream<Char, Traits>& operator<<(std::basic_ostream<Char, Traits>& out,
+/// (A template over the stream's traits, so that this header needs only `iosfwd`: the caller,
+/// who prints, has `ostream`.)
+template <class Traits>
+std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& out,
                                              const Plan& plan) {
-  using detail::format_bytes;
-  out << plan.reason << "\n  recommendation: " << recommendation_name(plan.recommendation)
-      << "\n  preload:   needs " << format_bytes(plan.needed_bytes) << ", usable "
-      << format_bytes(plan.usable_bytes()) << " (free " << format_bytes(plan.free_bytes) << " of "
-      << format_bytes(plan.total_bytes) << ", reserve " << format_bytes(plan.reserve_bytes)
-      << ") on " << plan.space_name << "\n  ring:      " << format_bytes(plan.ring_bytes)
-      << " for gathering epochs, "
-      << (plan.fits_with_ring ? "fits beside the data" : "does not fit beside the data")
-      << "\n  compact:   ";
-  if (plan.compact_dtypes.empty())
-    out << "no field has a smaller type";
-  else
-    out << "needs " << format_bytes(plan.compact_bytes) << " (" << plan.compact_dtypes << ")";
-  out << "\n  partition: " << format_bytes(plan.partitioned_rank_bytes) << " per rank across "
-      << plan.shard.world_size << " rank(s); fits from "
-      << (plan.partition_world_size == 0 ? std::string("no world size")
-                                         : std::to_string(plan.partition_world_size) + " rank(s)")
-      << "\n  stream:    ";
-  if (!plan.stream_refusal.empty()) return out << "refused: " << plan.stream_refusal;
-  return out << "chunk slots of " << format_bytes(plan.stream_slots_bytes) << " ("
-             << plan.stream_chunks << " chunk(s) of " << plan.stream_chunk_batches
-             << " batch(es)) and ring_bytes " << format_bytes(plan.ring_bytes) << ", "
-             << stream_order_name(plan.stream_order) << " order, "
-             << (plan.stream_fits ? "fit together" : "do not fit together");
+  return out << detail::plan_text(plan);
 }
 
 namespace detail {
@@ -296,6 +306,7 @@ template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
                  const DatasetLayout<Fields>& layout, const std::array<ElementKind, Fields>& kinds,
                  StreamOrder stream_order) {
+  check_upload_options(options);  // as the constructors do, whatever the plan recommends
   std::array<std::size_t, Fields> element_bytes{};
   for (std::size_t field = 0; field < Fields; ++field) element_bytes[field] = kinds[field].bytes;
   const CapacityVerdict capacity =
@@ -351,7 +362,9 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
 /// Invalid `DatasetOptions::streaming` does not throw: the preload figures come out as ever,
 /// and `stream_refusal` says why streaming would be refused.
 /// @throws InvalidArgument for fields that disagree on rows, batch size 0, `ring_depth` 0, an
-/// invalid shard, or byte overflow; CudaError when a CUDA space has no usable device.
+/// upload block size or staging buffer count of 0 (refused as the constructors refuse them,
+/// whatever the plan recommends), an invalid shard, or byte overflow; CudaError when a CUDA
+/// space has no usable device.
 template <class Space, class... Ts>
 [[nodiscard]] Plan plan(const Space& space, const DatasetOptions& options,
                         const HostTensor<Ts>&... fields) {

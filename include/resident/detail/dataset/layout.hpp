@@ -54,6 +54,10 @@ DatasetLayout<Fields> make_layout(const DatasetOptions& options,
                                   const std::array<Shape, Fields>& shapes,
                                   const std::array<std::size_t, Fields>& element_bytes) {
   static_assert(Fields >= 1, "a dataset needs at least one field");
+  // Every dataset's gathering epochs need a slot; refused here, where every dataset and plan()
+  // is made, rather than at the first gathering epoch.
+  RESIDENT_EXPECTS(options.ring_depth > 0,
+                   "DatasetOptions::ring_depth is 0; use at least 1 (default 2)");
   DatasetLayout<Fields> layout;
   layout.source_rows = shapes[0][0];
   for (std::size_t field = 0; field < Fields; ++field) {

@@ -49,9 +49,14 @@ inline std::string stream_options_problem(const StreamOptions& options) {
   if (options.prefetch_chunks == 0)
     return "StreamOptions::prefetch_chunks is 0; use at least 1 (default 2)";
   if (chunk_slots(options) <= options.prefetch_chunks)
-    return "StreamOptions::chunk_slots (" + std::to_string(chunk_slots(options)) +
-           ") must exceed prefetch_chunks (" + std::to_string(options.prefetch_chunks) +
-           "): one slot is read while the others load; use e.g. 4 and 2";
+    return std::string(options.ring_chunks.held() ? "StreamOptions::ring_chunks ("
+                                                  : "StreamOptions::chunk_slots (") +
+           std::to_string(chunk_slots(options)) + ") must exceed prefetch_chunks (" +
+           std::to_string(options.prefetch_chunks) +
+           "): one slot is read while the others load; use e.g. 4 and 2" +
+           (options.ring_chunks.held() ? " (ring_chunks is the former name of chunk_slots, and "
+                                         "wins where it is set: set chunk_slots instead)"
+                                       : "");
   return {};
 }
 
