@@ -27,8 +27,8 @@ printf '#include "resident/resident.hpp"\n' >"$scratch/resident.cpp"
 
 # best SOURCE INCLUDE_DIR: the fastest of `runs` compiles, in seconds.
 best() {
-  local source=$1 include=$2 fastest=-1 start elapsed _
-  for ((_ = 0; _ < runs; ++_)); do
+  local source=$1 include=$2 fastest=-1 start elapsed run
+  for ((run = 0; run < runs; ++run)); do
     start=${EPOCHREALTIME/./}
     "$cxx" -std=c++17 -O2 -I"$include" "${cuda_include[@]}" -c "$source" -o /dev/null
     elapsed=$((${EPOCHREALTIME/./} - start))

@@ -30,7 +30,6 @@
 #include "resident/detail/upload/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/host_tensor.hpp"
-#include "resident/plan.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident {

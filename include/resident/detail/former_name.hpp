@@ -29,6 +29,7 @@ class FormerName {
 
   /// @brief Sets the former name in an initialiser (`StreamOptions{.ring_chunks = 8}`);
   /// implicit, as the `T` it stands for is.
+  // cppcheck-suppress noExplicitConstructor ; initialised from a `T`, as the member it replaces
   [[deprecated(RESIDENT_FORMER_NAME_ADVICE)]] constexpr FormerName(T value) noexcept
       : value_(value) {}
 

@@ -116,9 +116,10 @@ struct FieldTransforms {
     else
       return no_conversion;
   }
-  /// Field `Field`'s augmentation, or null.
+  /// Field `Field`'s augmentation, or `nullptr` (a `std::nullptr_t`, so that a gather of a
+  /// field without one compiles no augmentation code).
   template <std::size_t Field>
-  [[nodiscard]] const Augmentation* augmentation() const noexcept {
+  [[nodiscard]] auto augmentation() const noexcept {
     if constexpr (augments<Augment, Field>::value)
       return &augment.augmentation;
     else

@@ -119,39 +119,44 @@ struct RowConverter<Normalize> {
 /// @brief One field of a host gather: rows of `row_elements` elements read from `source` (a
 /// `StoredRows` or a `ChunkSlotRows`), gathered into `destination`, augmented by
 /// `augmentation` (none when null, keyed by `key`) and converted by `op` (`NoConversion`:
-/// copied).
-template <class Source, class Out, class Op>
+/// copied). `AugmentationPointer` is `std::nullptr_t` for a field that is never augmented:
+/// its gather then compiles no augmentation code.
+template <class Source, class Out, class Op, class AugmentationPointer = const Augmentation*>
 struct GatherField {
   using In = typename Source::element_type;
+  static constexpr bool may_augment = !std::is_same_v<AugmentationPointer, std::nullptr_t>;
   Source source;
   Out* destination;
   std::size_t row_elements;
   const Op& op;
-  const Augmentation* augmentation = nullptr;
+  AugmentationPointer augmentation = nullptr;
   AugmentKey key{};
 
   /// Bytes of scratch a row needs: an augmented row that is converted is augmented there first.
   [[nodiscard]] std::size_t scratch_bytes() const noexcept {
-    return augmentation != nullptr && !std::is_same_v<Op, NoConversion> ? row_elements * sizeof(In)
-                                                                        : 0;
+    if constexpr (may_augment && !std::is_same_v<Op, NoConversion>)
+      return augmentation != nullptr ? row_elements * sizeof(In) : 0;
+    return 0;
   }
 
   void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert,
                 std::byte* scratch) const {
     const In* from = source.at(position, row);
     Out* to = destination + position * row_elements;
-    if (augmentation != nullptr) {
-      const SampleDraws draws = draw_sample(*augmentation, key, row);
-      if constexpr (std::is_same_v<Op, NoConversion>) {
-        (void)convert, (void)scratch;
-        augment_image(*augmentation, draws, from, to);
-      } else {
-        auto* augmented = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
-        augment_image(*augmentation, draws, from, augmented);
-        convert(augmented, to, row_elements);
+    if constexpr (may_augment) {
+      if (augmentation != nullptr) {
+        const SampleDraws draws = draw_sample(*augmentation, key, row);
+        if constexpr (std::is_same_v<Op, NoConversion>) {
+          (void)convert, (void)scratch;
+          augment_image(*augmentation, draws, from, to);
+        } else {
+          auto* augmented = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
+          augment_image(*augmentation, draws, from, augmented);
+          convert(augmented, to, row_elements);
+        }
+        cut_out_image(augmentation->image, draws, to);
+        return;
       }
-      cut_out_image(augmentation->image, draws, to);
-      return;
     }
     if constexpr (std::is_same_v<Op, NoConversion>) {
       static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
@@ -170,9 +175,9 @@ struct GatherField {
 
 template <class Source, class Out, class Op>
 GatherField(Source, Out*, std::size_t, const Op&) -> GatherField<Source, Out, Op>;
-template <class Source, class Out, class Op>
-GatherField(Source, Out*, std::size_t, const Op&, const Augmentation*, AugmentKey)
-    -> GatherField<Source, Out, Op>;
+template <class Source, class Out, class Op, class AugmentationPointer>
+GatherField(Source, Out*, std::size_t, const Op&, AugmentationPointer, AugmentKey)
+    -> GatherField<Source, Out, Op, AugmentationPointer>;
 
 /// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
 /// threads: each thread takes a slice of the batch's positions, computes their row ids once
