@@ -74,7 +74,7 @@ TEST(LoadDataset, FromNpyFilesToADataset) {
 // plan() over .npy files: the figures of plan() over the same rows in memory, from the headers
 // alone; a mistyped file refused as the loaders refuse it.
 TEST(LoadDataset, PlanOverNpyFilesIsThePlanOverTheirRows) {
-  std::vector<float> features(300 * 5);
+  std::vector<float> features(std::size_t{300} * 5);
   std::iota(features.begin(), features.end(), 0.0f);
   std::vector<std::int32_t> labels(300);
   std::iota(labels.begin(), labels.end(), 0);
