@@ -22,7 +22,13 @@
 // time over the streamed one's); `made_s` and `preloaded_made_s` are the seconds each dataset
 // took to make (once per run: one figure, not a mean).
 #include <benchmark/benchmark.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -31,7 +37,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -80,9 +88,9 @@ constexpr Shape kCifar{50000, 3 * 32 * 32};  // uint8 features
 constexpr Shape kWide{20000, 2048};          // float32 features
 constexpr Shape kLabels{1000000, 1};  // one int32 feature: rows narrower than a thread's word
 
-DatasetOptions epoch_options() {
+DatasetOptions epoch_options(std::size_t batch = kBatch) {
   DatasetOptions options;
-  options.batch_size = kBatch;
+  options.batch_size = batch;
   options.remainder = resident::Remainder::drop;
   options.reserve_bytes = 0;
   return options;
@@ -172,32 +180,75 @@ std::size_t any_epoch(Ds& ds, const EpochOptions& options, int mode) {
   return run_epoch(epoch);
 }
 
-// Seconds of one NumPy epoch of `shape` in `mode` (a shuffled mode), or nothing where the peer
-// cannot run (said once on stderr).
-std::optional<double> numpy_epoch_seconds(Shape shape, const char* dtype, int mode) {
+// What `command` printed on stdout, or nothing where it failed.
+std::optional<std::string> output_of(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  char buffer[256];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  if (::pclose(pipe) != 0) return std::nullopt;
+  return output;
+}
+
+// The number after `"key": ` in `json`, or nothing.
+std::optional<double> number_after(const std::string& json, const std::string& key) {
+  const std::string quoted = "\"" + key + "\": ";
+  const std::size_t at = json.find(quoted);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtod(json.c_str() + at + quoted.size(), nullptr);
+}
+
+// Says once on stderr that a peer could not run.
+void no_peer(const char* peer, const std::string& command) {
+  static std::vector<std::string> said;
+  if (std::find(said.begin(), said.end(), peer) != said.end()) return;
+  said.emplace_back(peer);
+  std::fprintf(stderr, "bench_epoch: no %s peer (`%s` failed); its ratios left out\n", peer,
+               command.c_str());
+}
+
+// Seconds of one NumPy epoch of `shape` in `mode` (a shuffled mode) with batches of `batch`
+// rows, or nothing where the peer cannot run.
+std::optional<double> numpy_epoch_seconds(Shape shape, const char* dtype, int mode,
+                                          std::size_t batch = kBatch) {
   const char* python = std::getenv("RESIDENT_PYTHON");
   std::string command = std::string(python != nullptr ? python : "python3") + " '" +
                         RESIDENT_NUMPY_PEER + "' --rows " + std::to_string(shape.rows) +
                         " --row-elements " + std::to_string(shape.row_elements) + " --dtype " +
-                        dtype + " --batch " + std::to_string(kBatch);
+                        dtype + " --batch " + std::to_string(batch);
   if (mode == kSamplesNormalize) command += " --normalize 0.00392156862745098 -0.5";
-  std::string output;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-    if (::pclose(pipe) != 0) output.clear();
+  const auto output = output_of(command);
+  auto seconds = output ? number_after(*output, "seconds_per_epoch") : std::nullopt;
+  if (!seconds) no_peer("NumPy", command);
+  return seconds;
+}
+
+// Seconds of one epoch of PyTorch's two host idioms on CIFAR-shaped uint8 rows with batches of
+// `batch` rows (benchmarks/peers/torch_epoch.py --device cpu): the default `DataLoader` over a
+// `TensorDataset`, and `x[torch.randperm(n)]` sliced per batch. `RESIDENT_TORCH_PYTHON` names
+// the interpreter; unset, `python3` and then the system's `/usr/bin/python3` (where Debian's
+// python3-torch lives) are tried.
+struct TorchSeconds {
+  double dataloader;
+  double randperm;
+};
+std::optional<TorchSeconds> torch_epoch_seconds(std::size_t batch) {
+  const char* chosen = std::getenv("RESIDENT_TORCH_PYTHON");
+  std::vector<std::string> pythons{"python3", "/usr/bin/python3"};
+  if (chosen != nullptr) pythons = {chosen};
+  std::string command;
+  for (const auto& python : pythons) {
+    command = python + " '" + RESIDENT_TORCH_PEER + "' --device cpu --rows " +
+              std::to_string(kCifar.rows) + " --batch " + std::to_string(batch) + " 2>/dev/null";
+    const auto output = output_of(command);
+    if (!output) continue;
+    const auto dataloader = number_after(*output, "torch_dataloader");
+    const auto randperm = number_after(*output, "torch_randperm");
+    if (dataloader && randperm) return TorchSeconds{*dataloader, *randperm};
   }
-  const std::string key = "\"seconds_per_epoch\": ";
-  const std::size_t at = output.find(key);
-  if (at == std::string::npos) {
-    static bool said = false;
-    if (!said)
-      std::fprintf(stderr, "bench_epoch: no NumPy peer (`%s` failed); ratio_to_numpy left out\n",
-                   command.c_str());
-    said = true;
-    return std::nullopt;
-  }
-  return std::strtod(output.c_str() + at + key.size(), nullptr);
+  no_peer("PyTorch", command);
+  return std::nullopt;
 }
 
 template <class Feature>
@@ -230,6 +281,121 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
     state.counters["numpy_epochs_per_s"] = 1.0 / *numpy_seconds;
     state.counters["ratio_to_numpy"] = *numpy_seconds * state.counters["epochs_per_s"].value;
   }
+}
+
+// A second process that keeps the machine's last core busy while it lives: the load a
+// training step, another job or the system puts beside an input pipeline. It spins in user
+// space, pinned to that core, and is killed when this object goes.
+class BusyCore {
+ public:
+  BusyCore() {
+    const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
+    child_ = ::fork();
+    if (child_ == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cores - 1, &set);
+      (void)::sched_setaffinity(0, sizeof set, &set);
+      for (volatile unsigned long spins = 0;; spins = spins + 1) {
+      }
+    }
+    if (child_ < 0) throw std::runtime_error("bench_epoch: fork failed; no contended figures");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // spinning before we measure
+  }
+  ~BusyCore() {
+    (void)::kill(child_, SIGKILL);
+    (void)::waitpid(child_, nullptr, 0);
+  }
+  BusyCore(const BusyCore&) = delete;
+  BusyCore& operator=(const BusyCore&) = delete;
+
+ private:
+  pid_t child_ = -1;
+};
+
+// A `Shuffle::samples` epoch of CIFAR rows with batches of `range(0)` rows beside its peers,
+// all measured under the same load in the same run: quiet (`range(1)` 0) or with one core kept
+// busy by another process (1). The peers run as subprocesses before resident's epochs: NumPy's
+// fancy indexing (`ratio_to_numpy`) and PyTorch's default `DataLoader` over a `TensorDataset`
+// and `x[torch.randperm(n)]` sliced per batch (`ratio_to_torch_dataloader`,
+// `ratio_to_torch_randperm`), each the peer's epoch time over resident's. Run with
+// `--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true` for rounds of quiet
+// and contended runs in turn.
+void BM_HostEpochVsPeers(benchmark::State& state) {
+  const auto batch = static_cast<std::size_t>(state.range(0));
+  const bool loaded = state.range(1) != 0;
+  const auto x = synthetic<std::uint8_t>(kCifar.rows * kCifar.row_elements);
+  const auto y = synthetic<std::int32_t>(kCifar.rows);
+  DeviceDataset<HostSpace, std::uint8_t, std::int32_t> ds(
+      HostSpace{}, epoch_options(batch),
+      HostTensor<const std::uint8_t>(x.data(), {kCifar.rows, kCifar.row_elements}),
+      HostTensor<const std::int32_t>(y.data(), {kCifar.rows}));
+  std::optional<BusyCore> load;
+  if (loaded) load.emplace();
+  const auto numpy = numpy_epoch_seconds(kCifar, "uint8", kSamples, batch);
+  const auto torch = torch_epoch_seconds(batch);
+  double seconds = 0;
+  std::uint64_t epoch_number = 0;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto epoch = ds.epoch({7, epoch_number++, Shuffle::samples});
+    benchmark::DoNotOptimize(run_epoch(epoch));
+    const double epoch_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    seconds += epoch_seconds;
+    state.SetIterationTime(epoch_seconds);
+  }
+  const double mean = seconds / static_cast<double>(state.iterations());
+  state.counters["epochs_per_s"] = 1.0 / mean;
+  if (numpy) state.counters["ratio_to_numpy"] = *numpy / mean;
+  if (torch) {
+    state.counters["ratio_to_torch_dataloader"] = torch->dataloader / mean;
+    state.counters["ratio_to_torch_randperm"] = torch->randperm / mean;
+  }
+  state.SetLabel(std::string(loaded ? "one core busy" : "quiet") + ", batch " +
+                 std::to_string(batch));
+}
+
+// The copy team's size: the same `Shuffle::samples` epoch of CIFAR rows, batches of `range(0)`
+// rows, gathered by one thread and by two (`DatasetOptions::gather_threads`), alternating in
+// every iteration, quiet (`range(1)` 0) or with one core busy (1). `ratio_two_to_one` is the
+// one-thread epoch's time over the two-thread one's: above 1, a second thread pays.
+void BM_HostGatherTeam(benchmark::State& state) {
+  const auto batch = static_cast<std::size_t>(state.range(0));
+  const bool loaded = state.range(1) != 0;
+  const auto x = synthetic<std::uint8_t>(kCifar.rows * kCifar.row_elements);
+  const auto y = synthetic<std::int32_t>(kCifar.rows);
+  const auto make = [&](unsigned threads) {
+    DatasetOptions options = epoch_options(batch);
+    options.gather_threads = threads;
+    return DeviceDataset<HostSpace, std::uint8_t, std::int32_t>(
+        HostSpace{}, options,
+        HostTensor<const std::uint8_t>(x.data(), {kCifar.rows, kCifar.row_elements}),
+        HostTensor<const std::int32_t>(y.data(), {kCifar.rows}));
+  };
+  auto one = make(1);
+  auto two = make(2);
+  std::optional<BusyCore> load;
+  if (loaded) load.emplace();
+  const auto seconds_of = [](auto& ds, const EpochOptions& options) {
+    const auto start = Clock::now();
+    auto epoch = ds.epoch(options);
+    benchmark::DoNotOptimize(run_epoch(epoch));
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  double one_seconds = 0, two_seconds = 0;
+  std::uint64_t epoch_number = 0;
+  for (auto _ : state) {
+    const EpochOptions options{7, epoch_number++, Shuffle::samples};
+    const double seconds = seconds_of(two, options);
+    two_seconds += seconds;
+    state.SetIterationTime(seconds);
+    one_seconds += seconds_of(one, options);
+  }
+  state.counters["ratio_two_to_one"] = one_seconds / two_seconds;
+  state.counters["batch_KiB"] =
+      static_cast<double>(batch * (kCifar.row_elements + sizeof(std::int32_t))) / 1024;
+  state.SetLabel(std::string(loaded ? "one core busy" : "quiet") + ", batch " +
+                 std::to_string(batch));
 }
 
 // Where the caller's rows lie in BM_HostStreamedEpoch, and whether the stream advises large
@@ -345,6 +511,16 @@ void register_all() {
   };
   add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
+  benchmark::RegisterBenchmark("BM_HostEpochVsPeers/cifar_u8", BM_HostEpochVsPeers)
+      ->ArgsProduct({{512}, {0, 1}})
+      ->ArgNames({"batch", "load"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_HostGatherTeam/cifar_u8", BM_HostGatherTeam)
+      ->ArgsProduct({{8, 16, 32, 64, 128, 512}, {0, 1}})
+      ->ArgNames({"batch", "load"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_HostStreamedEpoch/cifar_u8", BM_HostStreamedEpoch)
       ->ArgsProduct({{kNone, kBatches, kSamples, kSamplesNormalize},
                      {0, 1},

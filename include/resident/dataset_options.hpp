@@ -146,6 +146,14 @@ struct DatasetOptions {
   /// value is capped); 0: the hardware threads, at most 8.
   /// Uploads under 4 MiB always stay on the calling thread.
   unsigned upload_threads = 0;
+  /// @brief Host threads that gather each batch of a gathering epoch on the host
+  /// (`Shuffle::samples`, conversions, augmentation on `HostSpace` and pinned memory), the
+  /// thread that asks for the batch included; at most the hardware threads (a larger value is
+  /// capped). 0: batches under 128 KiB (all fields together) stay on the asking thread, larger
+  /// ones use the hardware threads, at most 8. The threads claim blocks of rows as they go, so
+  /// a thread that another process delays holds back only its block; set 1 where every other
+  /// core is busy with the training itself.
+  unsigned gather_threads = 0;
   /// @brief `CudaSpace` only: the stream to order the upload (and later device work) on, e.g.
   /// your training stream (`options.stream = stream;` with a `cudaStream_t`). Unset: the
   /// dataset creates and owns a non-blocking stream. A stream given here is borrowed, never

@@ -345,7 +345,8 @@ class Epoch {
   detail::CopyWorkers& host_workers() {
     if (!workers_)
       workers_ = std::make_unique<detail::CopyWorkers>(
-          detail::gather_thread_count(detail::batch_bytes(dataset_->impl_core())));
+          detail::gather_thread_count(dataset_->impl_core().config().gather_threads,
+                                      detail::batch_bytes(dataset_->impl_core())));
     return *workers_;
   }
 

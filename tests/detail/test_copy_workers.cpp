@@ -1,11 +1,13 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-// The copy team (detail/copy_workers.hpp) that runs a range's slices on several threads: each
-// slice on its granule and every element once, every thread taking its part whether the team
-// spun or slept, thousands of calls in a row, and a slice's exception rethrown to the caller.
+// The copy team (detail/copy_workers.hpp) that runs a range's blocks on several threads: each
+// block on its boundary and every element once, every thread claiming blocks whether the team
+// spun or slept, a delayed thread holding back only the block it claimed, thousands of calls
+// in a row, and a block's exception rethrown to the caller.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <set>
@@ -17,34 +19,40 @@
 
 namespace {
 
-TEST(CopyWorkers, SlicesCoverTheRangeExactlyOnce) {
+using resident::detail::CopyWorkers;
+
+TEST(CopyWorkers, BlocksCoverTheRangeExactlyOnce) {
   for (const unsigned threads : {1u, 2u, 5u}) {
-    resident::detail::CopyWorkers workers(threads);
-    for (const std::size_t granule : {1, 7, 64}) {
+    CopyWorkers workers(threads);
+    for (const std::size_t block : {1, 7, 64}) {
       for (const std::size_t size : {0, 1, 2, 63, 64, 65, 1000, 100003}) {
         std::vector<std::atomic<int>> hits(size);
-        workers.for_each_slice(
-            0, size,
-            [&hits, granule](std::size_t first, std::size_t last) {
-              if (first % granule != 0) throw std::logic_error("a slice off its granule");
-              for (std::size_t i = first; i < last; ++i) ++hits[i];
-            },
-            granule);
+        std::atomic<bool> off_boundary{false};
+        workers.for_each_block(0, size, block, [&](std::size_t first, std::size_t last) {
+          // One call over the whole range where nothing is shared, else whole blocks.
+          const bool whole = first == 0 && last == size;
+          if (!whole && (first % block != 0 || (last - first != block && last != size)))
+            off_boundary = true;
+          for (std::size_t i = first; i < last; ++i) ++hits[i];
+        });
+        EXPECT_FALSE(off_boundary.load()) << threads << " threads, block " << block;
         for (std::size_t i = 0; i < size; ++i)
           ASSERT_EQ(hits[i].load(), 1) << "element " << i << " of " << size << ", " << threads
-                                       << " threads, granule " << granule;
+                                       << " threads, block " << block;
       }
     }
   }
 }
 
-TEST(CopyWorkers, EveryThreadTakesItsPartWhetherTheTeamSpinsOrSlept) {
-  resident::detail::CopyWorkers workers(2);
+TEST(CopyWorkers, EveryThreadClaimsBlocksWhetherTheTeamSpinsOrSlept) {
+  CopyWorkers workers(2);
   ASSERT_EQ(workers.size(), 2u);
+  // Blocks that take long enough for the worker to wake and claim some.
   const auto threads_of_one_call = [&workers] {
     std::mutex mutex;
     std::set<std::thread::id> ids;
-    workers.for_each_slice(0, 1000, [&](std::size_t, std::size_t) {
+    workers.for_each_block(0, 400, 1, [&](std::size_t, std::size_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
       const std::lock_guard<std::mutex> lock(mutex);
       ids.insert(std::this_thread::get_id());
     });
@@ -52,30 +60,50 @@ TEST(CopyWorkers, EveryThreadTakesItsPartWhetherTheTeamSpinsOrSlept) {
   };
   EXPECT_EQ(threads_of_one_call(), 2u);  // the worker was awake since its start, or asleep
   EXPECT_EQ(threads_of_one_call(), 2u);  // straight after: the worker still spins
-  std::this_thread::sleep_for(resident::detail::CopyWorkers::spin_budget * 40);
+  std::this_thread::sleep_for(CopyWorkers::spin_budget * 40);
   EXPECT_EQ(threads_of_one_call(), 2u);  // long after: the worker slept and was woken
 }
 
-TEST(CopyWorkers, ThousandsOfCallsInARowEachRunEveryPartOnce) {
-  resident::detail::CopyWorkers workers(3);
+// A worker the system holds up (here: it sleeps in every block it claims) costs the call only
+// the block it holds: the caller claims all the others, rather than waiting for a fixed share.
+TEST(CopyWorkers, ADelayedThreadHoldsBackOnlyTheBlockItClaimed) {
+  CopyWorkers workers(3);
+  const auto caller = std::this_thread::get_id();
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<std::size_t> by_caller{0}, by_workers{0};
+    workers.for_each_block(0, 2000, 1, [&](std::size_t, std::size_t) {
+      if (std::this_thread::get_id() == caller) {
+        ++by_caller;
+        return;
+      }
+      ++by_workers;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    });
+    EXPECT_EQ(by_caller + by_workers, 2000u);
+    EXPECT_LE(by_workers.load(), 2u) << "round " << round;  // one block each at most
+  }
+}
+
+TEST(CopyWorkers, ThousandsOfCallsInARowEachRunEveryBlockOnce) {
+  CopyWorkers workers(3);
   std::atomic<std::size_t> covered{0};
   constexpr std::size_t calls = 20000;
   for (std::size_t call = 0; call < calls; ++call)
-    workers.for_each_slice(
-        0, 300, [&](std::size_t first, std::size_t last) { covered += last - first; }, 1);
+    workers.for_each_block(0, 300, 16,
+                           [&](std::size_t first, std::size_t last) { covered += last - first; });
   EXPECT_EQ(covered.load(), calls * 300);
 }
 
-TEST(CopyWorkers, RethrowsWhatASliceThrew) {
-  resident::detail::CopyWorkers workers(3);
-  EXPECT_THROW(workers.for_each_slice(0, 3000,
+TEST(CopyWorkers, RethrowsWhatABlockThrew) {
+  CopyWorkers workers(3);
+  EXPECT_THROW(workers.for_each_block(0, 3000, 100,
                                       [](std::size_t first, std::size_t) {
-                                        if (first > 0) throw std::logic_error("slice failed");
+                                        if (first > 0) throw std::logic_error("block failed");
                                       }),
                std::logic_error);
   int calls = 0;  // and the team still works afterwards
-  workers.for_each_slice(0, 10, [&calls](std::size_t, std::size_t) { ++calls; });
-  EXPECT_GE(calls, 1);
+  workers.for_each_block(0, 10, 100, [&calls](std::size_t, std::size_t) { ++calls; });
+  EXPECT_EQ(calls, 1);
 }
 
 }  // namespace

@@ -95,9 +95,11 @@ class CudaChunkTransport {
       staging_->wait_until_free(buffer);  // its last copy has drained
       for (const ChunkCopy& copy : copies) {
         const std::size_t row_bytes = copy.source->row_bytes();
-        workers_->for_each_slice(0, copy.rows, [&](std::size_t from, std::size_t to) {
-          copy.read(from, to - from, staging + copy.offset + from * row_bytes);
-        });
+        workers_->for_each_block(0, copy.rows, rows_per_block(upload_copy_block_bytes, row_bytes),
+                                 [&](std::size_t from, std::size_t to) {
+                                   copy.read(from, to - from,
+                                             staging + copy.offset + from * row_bytes);
+                                 });
       }
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
       for (const ChunkCopy& copy : copies)

@@ -195,6 +195,7 @@ struct DatasetConfig {
   std::size_t ring_element_bytes = 0;  ///< `DatasetOptions::ring_element_bytes`.
   Shard shard{};
   Sharding sharding = Sharding::partitioned;
+  unsigned gather_threads = 0;  ///< `DatasetOptions::gather_threads`.
 };
 
 /// @brief What a dataset owner is made of besides its own data (see the file comment).
@@ -211,8 +212,9 @@ class DatasetCore {
   DatasetCore(Space space, const DatasetOptions& options, std::size_t reserve_bytes,
               const DatasetLayout<Fields>& layout)
       : space_(std::move(space)),
-        config_{options.batch_size,         options.remainder, reserve_bytes,   options.ring_depth,
-                options.ring_element_bytes, options.shard,     options.sharding},
+        config_{options.batch_size, options.remainder,          reserve_bytes,
+                options.ring_depth, options.ring_element_bytes, options.shard,
+                options.sharding,   options.gather_threads},
         layout_(layout),
         stream_(space_, options) {}
 

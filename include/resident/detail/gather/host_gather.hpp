@@ -12,6 +12,7 @@
 
 #include "resident/augment.hpp"
 #include "resident/convert.hpp"
+#include "resident/detail/checked_math.hpp"
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/gather/augment_row.hpp"
@@ -38,6 +39,13 @@ inline void prefetch_row(const void* address, std::size_t bytes) noexcept {
   (void)address;
   (void)bytes;
 #endif
+}
+
+/// @brief The fewest rows of `row_bytes` bytes that fill whole cache lines.
+constexpr std::size_t rows_per_line(std::size_t row_bytes) noexcept {
+  std::size_t rows = 1;
+  while (row_bytes * rows % 64 != 0) rows *= 2;  // 64 is a power of two
+  return rows;
 }
 
 /// @brief Converts one row of `elements` elements with `op`, element by element.
@@ -132,6 +140,9 @@ struct GatherField {
   AugmentationPointer augmentation = nullptr;
   AugmentKey key{};
 
+  /// Bytes a row takes in the batch.
+  [[nodiscard]] std::size_t row_bytes() const noexcept { return row_elements * sizeof(Out); }
+
   /// Bytes of scratch a row needs: an augmented row that is converted is augmented there first.
   [[nodiscard]] std::size_t scratch_bytes() const noexcept {
     if constexpr (may_augment && !std::is_same_v<Op, NoConversion>)
@@ -180,35 +191,36 @@ GatherField(Source, Out*, std::size_t, const Op&, AugmentationPointer, AugmentKe
     -> GatherField<Source, Out, Op, AugmentationPointer>;
 
 /// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
-/// threads: each thread takes a slice of the batch's positions, computes their row ids once
-/// into `indices` (the ring's index array) and copies every field's rows from them. `order`
-/// is a `RowOrder` or a `ChunkRows`.
+/// threads: each thread claims blocks of the batch's positions (`gather_block_bytes`), computes
+/// their row ids once into `indices` (the ring's index array) and copies every field's rows
+/// from them. `order` is a `RowOrder` or a `ChunkRows`.
 template <class Order, class... Fields>
 void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, CopyWorkers& workers,
                  const Fields&... fields) {
-  workers.for_each_slice(
-      0, rows,
-      [&](std::size_t first, std::size_t last) {
-        for (std::size_t r = first; r < last; ++r)
-          indices[r] = static_cast<std::int64_t>(order.row(r));
-        for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
-          (fields.prefetch(r, static_cast<std::uint64_t>(indices[r])), ...);
-        const auto converters = std::make_tuple(RowConverter(fields.op)...);
-        std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
-        for (std::size_t r = first; r < last; ++r) {
-          if (r + gather_prefetch_rows < last) {
-            const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
-            (fields.prefetch(r + gather_prefetch_rows, ahead), ...);
-          }
-          const auto row = static_cast<std::uint64_t>(indices[r]);
-          std::apply(
-              [&](const auto&... convert) {
-                (fields.copy_row(row, r, convert, scratch.data()), ...);
-              },
-              converters);
-        }
-      },
-      /*granule=*/1);
+  // Blocks of whole cache lines of every field and of `indices`: no two threads write a line.
+  const std::size_t line_rows =
+      std::max({rows_per_line(sizeof(std::int64_t)), rows_per_line(fields.row_bytes())...});
+  const std::size_t block_rows =
+      ceil_div(rows_per_block(gather_block_bytes, (std::size_t{0} + ... + fields.row_bytes())),
+               line_rows) *
+      line_rows;
+  workers.for_each_block(0, rows, block_rows, [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
+    for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
+      (fields.prefetch(r, static_cast<std::uint64_t>(indices[r])), ...);
+    const auto converters = std::make_tuple(RowConverter(fields.op)...);
+    std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
+    for (std::size_t r = first; r < last; ++r) {
+      if (r + gather_prefetch_rows < last) {
+        const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
+        (fields.prefetch(r + gather_prefetch_rows, ahead), ...);
+      }
+      const auto row = static_cast<std::uint64_t>(indices[r]);
+      std::apply(
+          [&](const auto&... convert) { (fields.copy_row(row, r, convert, scratch.data()), ...); },
+          converters);
+    }
+  });
 }
 
 }  // namespace resident::detail

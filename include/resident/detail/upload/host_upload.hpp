@@ -41,7 +41,7 @@ struct CopyTeamUpload {
     };
     for_each_block(plan.total_bytes, upload_block_bytes(options),
                    [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
-                     workers.for_each_slice(first, last, copy_slice);
+                     workers.for_each_block(first, last, upload_copy_block_bytes, copy_slice);
                      plan.for_each_streamed(first, last, copy_streamed);
                      if (last < plan.total_bytes) progress.report(last);
                    });

@@ -64,14 +64,16 @@ void staged_upload(Transport& transport, std::byte* destination, const UploadPla
       transport, plan.total_bytes, block, progress,
       [&](std::size_t slot, std::size_t first, std::size_t last) {
         std::byte* staging = transport.buffer(slot);  // holds allocation bytes [first, last)
-        workers.for_each_slice(first, last, [&](std::size_t from, std::size_t to) {
-          plan.for_each_part(from, to, [&](std::size_t at, const std::byte* source, std::size_t n) {
-            if (source != nullptr)
-              std::memcpy(staging + (at - first), source, n);
-            else
-              std::memset(staging + (at - first), 0, n);
-          });
-        });
+        workers.for_each_block(
+            first, last, upload_copy_block_bytes, [&](std::size_t from, std::size_t to) {
+              plan.for_each_part(from, to,
+                                 [&](std::size_t at, const std::byte* source, std::size_t n) {
+                                   if (source != nullptr)
+                                     std::memcpy(staging + (at - first), source, n);
+                                   else
+                                     std::memset(staging + (at - first), 0, n);
+                                 });
+            });
         // Streamed parts (inflated members) go straight into the staging buffer, in order.
         plan.for_each_streamed(first, last,
                                [&](std::size_t at, const StreamedBytes& read, std::size_t from,
