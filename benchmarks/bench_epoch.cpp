@@ -224,6 +224,71 @@ std::optional<double> numpy_epoch_seconds(Shape shape, const char* dtype, int mo
   return seconds;
 }
 
+// The NumPy peer as a server (numpy_epoch.py --serve): one NumPy epoch of CIFAR rows with
+// batches of `batch` rows each time `epoch()` is called, so that NumPy's epochs alternate with
+// resident's under the same conditions. `running()` is false, said once on stderr, where
+// Python or NumPy is missing.
+class NumpyServer {
+ public:
+  explicit NumpyServer(std::size_t batch) {
+    const char* python = std::getenv("RESIDENT_PYTHON");
+    command_ = std::string(python != nullptr ? python : "python3") + " '" + RESIDENT_NUMPY_PEER +
+               "' --serve --rows " + std::to_string(kCifar.rows) + " --row-elements " +
+               std::to_string(kCifar.row_elements) + " --dtype uint8 --batch " +
+               std::to_string(batch);
+    int to_child[2], from_child[2];
+    if (::pipe(to_child) != 0) return;
+    if (::pipe(from_child) != 0) {
+      ::close(to_child[0]), ::close(to_child[1]);
+      return;
+    }
+    child_ = ::fork();
+    if (child_ == 0) {
+      ::dup2(to_child[0], STDIN_FILENO);
+      ::dup2(from_child[1], STDOUT_FILENO);
+      for (const int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
+      ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(to_child[0]);
+    ::close(from_child[1]);
+    requests_ = ::fdopen(to_child[1], "w");
+    answers_ = ::fdopen(from_child[0], "r");
+    char line[64];
+    running_ = child_ > 0 && requests_ != nullptr && answers_ != nullptr &&
+               std::fgets(line, sizeof line, answers_) != nullptr && std::string(line) == "ready\n";
+    if (!running_) no_peer("NumPy", command_);
+  }
+  ~NumpyServer() {
+    if (requests_ != nullptr) std::fclose(requests_);  // the server ends at the end of stdin
+    if (answers_ != nullptr) std::fclose(answers_);
+    if (child_ > 0) (void)::waitpid(child_, nullptr, 0);
+  }
+  NumpyServer(const NumpyServer&) = delete;
+  NumpyServer& operator=(const NumpyServer&) = delete;
+
+  [[nodiscard]] bool running() const noexcept { return running_; }
+
+  /// Seconds of one NumPy epoch, or nothing once the server has failed.
+  std::optional<double> epoch() {
+    char line[64];
+    if (!running_ || std::fputs("\n", requests_) < 0 || std::fflush(requests_) != 0 ||
+        std::fgets(line, sizeof line, answers_) == nullptr) {
+      if (running_) no_peer("NumPy", command_);
+      running_ = false;
+      return std::nullopt;
+    }
+    return std::strtod(line, nullptr);
+  }
+
+ private:
+  std::string command_;
+  pid_t child_ = -1;
+  FILE* requests_ = nullptr;
+  FILE* answers_ = nullptr;
+  bool running_ = false;
+};
+
 // Seconds of one epoch of PyTorch's two host idioms on CIFAR-shaped uint8 rows with batches of
 // `batch` rows (benchmarks/peers/torch_epoch.py --device cpu): the default `DataLoader` over a
 // `TensorDataset`, and `x[torch.randperm(n)]` sliced per batch. `RESIDENT_TORCH_PYTHON` names
@@ -283,6 +348,54 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
   }
 }
 
+// Seconds of one epoch of the memory system's limit for a shuffled gather: the rows of
+// `ds`'s epoch `options` (the same row ids, computed before the clock starts) copied with
+// `std::memcpy`, features and labels, into two batch buffers in turn by as many threads as the
+// dataset's epochs use, each thread a fixed share of every batch, with nothing between the
+// batches: no hand-off, no index, no conversion, no check.
+template <class Dataset>
+double raw_gather_seconds(Dataset& ds, const EpochOptions& options, std::size_t batch) {
+  const std::size_t batches = ds.num_batches();
+  std::vector<std::int64_t> rows;
+  rows.reserve(batches * batch);
+  {
+    auto epoch = ds.epoch(options);
+    for (std::size_t b = 0; b < batches; ++b) {
+      const auto indices = epoch.batch_indices(b);
+      rows.insert(rows.end(), indices.data(), indices.data() + indices.rows());
+    }
+  }
+  const auto* features = ds.template field<0>().data();
+  const auto* labels = ds.template field<1>().data();
+  const std::size_t row_bytes = kCifar.row_elements;
+  static std::vector<std::uint8_t> x_out(2 * batch * row_bytes);
+  static std::vector<std::int32_t> y_out(2 * batch);
+  x_out.resize(2 * batch * row_bytes);
+  y_out.resize(2 * batch);
+  const unsigned threads = resident::detail::gather_thread_count(0, batch * (row_bytes + 4));
+  const auto share = [&](unsigned thread) {
+    const std::size_t first = batch * thread / threads, last = batch * (thread + 1) / threads;
+    for (std::size_t b = 0; b < batches; ++b) {
+      const std::int64_t* ids = rows.data() + b * batch;
+      std::uint8_t* x = x_out.data() + (b % 2) * batch * row_bytes;
+      std::int32_t* y = y_out.data() + (b % 2) * batch;
+      for (std::size_t r = first; r < last; ++r) {
+        if (r + 4 < last) __builtin_prefetch(features + ids[r + 4] * row_bytes);
+        std::memcpy(x + r * row_bytes, features + ids[r] * row_bytes, row_bytes);
+        y[r] = labels[ids[r]];
+      }
+    }
+  };
+  const auto start = Clock::now();
+  std::vector<std::thread> team;
+  for (unsigned thread = 1; thread < threads; ++thread) team.emplace_back(share, thread);
+  share(0);
+  for (auto& thread : team) thread.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  benchmark::DoNotOptimize(x_out.data());
+  return seconds;
+}
+
 // A second process that keeps the machine's last core busy while it lives: the load a
 // training step, another job or the system puts beside an input pipeline. It spins in user
 // space, pinned to that core, and is killed when this object goes.
@@ -315,12 +428,15 @@ class BusyCore {
 
 // A `Shuffle::samples` epoch of CIFAR rows with batches of `range(0)` rows beside its peers,
 // all measured under the same load in the same run: quiet (`range(1)` 0) or with one core kept
-// busy by another process (1). The peers run as subprocesses before resident's epochs: NumPy's
-// fancy indexing (`ratio_to_numpy`) and PyTorch's default `DataLoader` over a `TensorDataset`
-// and `x[torch.randperm(n)]` sliced per batch (`ratio_to_torch_dataloader`,
-// `ratio_to_torch_randperm`), each the peer's epoch time over resident's. Run with
-// `--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true` for rounds of quiet
-// and contended runs in turn.
+// busy by another process (1). NumPy's fancy indexing runs one epoch after each of resident's,
+// in a server process, so that both see the same conditions (`ratio_to_numpy`: NumPy's mean
+// epoch time over resident's). PyTorch's default `DataLoader` over a `TensorDataset` and
+// `x[torch.randperm(n)]` sliced per batch, ten to twenty times slower, run once before
+// (`ratio_to_torch_dataloader`, `ratio_to_torch_randperm`). `ratio_to_raw_gather` compares
+// with the memory system's limit for this access pattern: the same rows in the same order
+// copied by as many threads, each taking a fixed share of every batch, with no hand-off,
+// conversion or bookkeeping (see `raw_gather_seconds`). Run with `--benchmark_repetitions=3`
+// for three rounds.
 void BM_HostEpochVsPeers(benchmark::State& state) {
   const auto batch = static_cast<std::size_t>(state.range(0));
   const bool loaded = state.range(1) != 0;
@@ -330,23 +446,28 @@ void BM_HostEpochVsPeers(benchmark::State& state) {
       HostSpace{}, epoch_options(batch),
       HostTensor<const std::uint8_t>(x.data(), {kCifar.rows, kCifar.row_elements}),
       HostTensor<const std::int32_t>(y.data(), {kCifar.rows}));
+  NumpyServer numpy(batch);  // made (its data too) before the load starts
   std::optional<BusyCore> load;
   if (loaded) load.emplace();
-  const auto numpy = numpy_epoch_seconds(kCifar, "uint8", kSamples, batch);
   const auto torch = torch_epoch_seconds(batch);
-  double seconds = 0;
+  double seconds = 0, numpy_seconds = 0, raw_seconds = 0;
   std::uint64_t epoch_number = 0;
   for (auto _ : state) {
+    const EpochOptions options{7, epoch_number++, Shuffle::samples};
     const auto start = Clock::now();
-    auto epoch = ds.epoch({7, epoch_number++, Shuffle::samples});
+    auto epoch = ds.epoch(options);
     benchmark::DoNotOptimize(run_epoch(epoch));
     const double epoch_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     seconds += epoch_seconds;
     state.SetIterationTime(epoch_seconds);
+    if (const auto peer = numpy.epoch()) numpy_seconds += *peer;
+    raw_seconds += raw_gather_seconds(ds, options, batch);
   }
-  const double mean = seconds / static_cast<double>(state.iterations());
+  const double epochs = static_cast<double>(state.iterations());
+  const double mean = seconds / epochs;
   state.counters["epochs_per_s"] = 1.0 / mean;
-  if (numpy) state.counters["ratio_to_numpy"] = *numpy / mean;
+  state.counters["ratio_to_raw_gather"] = raw_seconds / seconds;
+  if (numpy.running()) state.counters["ratio_to_numpy"] = numpy_seconds / seconds;
   if (torch) {
     state.counters["ratio_to_torch_dataloader"] = torch->dataloader / mean;
     state.counters["ratio_to_torch_randperm"] = torch->randperm / mean;

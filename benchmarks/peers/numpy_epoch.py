@@ -10,7 +10,10 @@ SCALE OFFSET the features also become float32 `x * SCALE + OFFSET` in the batch,
 
 bench_epoch runs it as a subprocess before its own epochs and reads one JSON object from
 stdout: {"seconds_per_epoch": mean over --epochs, after one warm-up epoch, "numpy": version}.
-Exits with status 3, saying why on stderr, when NumPy is missing.
+With --serve it instead runs one epoch for each line it reads on stdin and answers with its
+seconds on one line (after a first line "ready", once the data is made and one epoch warmed
+up), so that bench_epoch can alternate its epochs with NumPy's under the same conditions;
+it ends at the end of stdin. Exits with status 3, saying why on stderr, when NumPy is missing.
 """
 import argparse
 import json
@@ -26,6 +29,8 @@ def main():
     parser.add_argument("--batch", type=int, required=True)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--normalize", type=float, nargs=2, metavar=("SCALE", "OFFSET"))
+    parser.add_argument("--serve", action="store_true",
+                        help="one epoch per line read on stdin, its seconds written back")
     args = parser.parse_args()
     try:
         import numpy as np
@@ -57,6 +62,13 @@ def main():
         return xb, yb
 
     epoch()
+    if args.serve:
+        print("ready", flush=True)
+        for _ in sys.stdin:
+            start = time.perf_counter()
+            epoch()
+            print(time.perf_counter() - start, flush=True)
+        return 0
     start = time.perf_counter()
     for _ in range(args.epochs):
         epoch()
