@@ -51,35 +51,68 @@ inline void report_upload(benchmark::State& state, std::size_t bytes, double upl
   }
 }
 
-/// The fastest plain copy into fresh memory: `mmap` with huge pages advised, then one
-/// `std::memcpy` per hardware thread over equal slices, then `munmap`. Written here with
-/// nothing of the library, as the limit an upload into fresh memory is held to.
-inline void copy_into_fresh_huge_pages(const void* source, std::size_t bytes) {
+/// Runs `work(index)` for every index below `threads` at once, the calling thread taking 0.
+template <class Work>
+void on_threads(std::size_t threads, Work work) {
+  std::vector<std::thread> team;
+  for (std::size_t index = 1; index < threads; ++index) team.emplace_back(work, index);
+  work(0);
+  for (auto& thread : team) thread.join();
+}
+
+/// `[first, last)` of slice `index` of `bytes` cut into `threads` slices of whole 4 KiB pages.
+inline std::pair<std::size_t, std::size_t> page_slice(std::size_t bytes, std::size_t threads,
+                                                      std::size_t index) {
+  const std::size_t slice = (bytes / threads + 4095) / 4096 * 4096;
+  const std::size_t first = std::min(bytes, index * slice);
+  return {first, index + 1 == threads ? bytes : std::min(bytes, first + slice)};
+}
+
+/// Fresh memory as the host space maps it: `mmap` with large pages advised.
+inline void* map_fresh(std::size_t bytes) {
   void* target = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (target == MAP_FAILED) throw std::bad_alloc();
   (void)::madvise(target, bytes, MADV_HUGEPAGE);
-  const std::size_t threads = std::max(std::thread::hardware_concurrency(), 1u);
-  const std::size_t slice = (bytes / threads + 4095) / 4096 * 4096;
-  std::vector<std::thread> team;
-  const auto copy = [&](std::size_t index) {
-    const std::size_t first = std::min(bytes, index * slice);
-    const std::size_t last = index + 1 == threads ? bytes : std::min(bytes, first + slice);
+  return target;
+}
+
+/// The fastest plain copy into fresh memory: `map_fresh`, then one `std::memcpy` per thread
+/// over equal slices, then `munmap`. Written here with nothing of the library, as the limit an
+/// upload into fresh memory is held to.
+inline void copy_into_fresh_huge_pages(const void* source, std::size_t bytes, std::size_t threads) {
+  void* target = map_fresh(bytes);
+  on_threads(threads, [&](std::size_t index) {
+    const auto [first, last] = page_slice(bytes, threads, index);
     std::memcpy(static_cast<char*>(target) + first, static_cast<const char*>(source) + first,
                 last - first);
-  };
-  for (std::size_t index = 1; index < threads; ++index) team.emplace_back(copy, index);
-  copy(0);
-  for (auto& thread : team) thread.join();
+  });
   benchmark::DoNotOptimize(target);
   ::munmap(target, bytes);
 }
 
-/// HostSpace upload (capacity check, allocation, parallel copy, release) against
-/// `malloc` + `std::memcpy` into fresh memory (`memcpy`, what a plain copy costs),
-/// `std::memcpy` into memory touched before (`memcpy_warm`, the DRAM limit) and the all-thread
-/// copy into fresh huge pages (`fresh_limit`, see `copy_into_fresh_huge_pages`).
+/// What faulting fresh memory costs alone, the part of an upload no copy avoids: `map_fresh`,
+/// then one write to every 4 KiB page by the same threads (the kernel clears each page, large
+/// or small, as it is first written), then `munmap`.
+inline void fault_fresh_huge_pages(std::size_t bytes, std::size_t threads) {
+  auto* target = static_cast<volatile char*>(map_fresh(bytes));
+  on_threads(threads, [&](std::size_t index) {
+    const auto [first, last] = page_slice(bytes, threads, index);
+    for (std::size_t at = first; at < last; at += 4096) target[at] = 1;
+  });
+  ::munmap(const_cast<char*>(target), bytes);
+}
+
+/// HostSpace upload (capacity check, allocation, parallel copy, release) against, in the same
+/// iteration: `malloc` + `std::memcpy` into fresh memory (`memcpy`, what a plain copy costs),
+/// `std::memcpy` into memory touched before (`memcpy_warm`), the upload's threads copying into
+/// memory touched before (`copy_warm`, the DRAM limit of a copy), the same threads copying
+/// into fresh large pages (`fresh_limit`, see `copy_into_fresh_huge_pages`) and faulting
+/// fresh large pages alone (`fault`). `ratio_to_fault_plus_copy` is (fault + copy_warm) time
+/// over the upload's: near 1 when the upload costs what faulting its memory and copying into
+/// it cost, so that what separates it from a copy into touched memory is the faulting.
 inline void BM_HostUploadVsMemcpy(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
+  const std::size_t threads = detail::upload_thread_count(0, bytes);
   std::vector<std::uint8_t> source(bytes);
   std::iota(source.begin(), source.end(), std::uint8_t{0});
   std::vector<std::uint8_t> warm(bytes, 1);
@@ -89,7 +122,7 @@ inline void BM_HostUploadVsMemcpy(benchmark::State& state) {
   // iteration timed at large sizes.
   { const DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, upload_options(), tensor); }
   std::free(std::memcpy(std::malloc(bytes), source.data(), bytes));
-  double upload = 0, fresh = 0, touched = 0, limit = 0;
+  double upload = 0, fresh = 0, touched = 0, team = 0, limit = 0, fault = 0;
   for (auto _ : state) {
     auto start = Clock::now();
     {
@@ -113,12 +146,30 @@ inline void BM_HostUploadVsMemcpy(benchmark::State& state) {
     touched += seconds_since(start);
 
     start = Clock::now();
-    copy_into_fresh_huge_pages(source.data(), bytes);
+    on_threads(threads, [&](std::size_t index) {
+      const auto [first, last] = page_slice(bytes, threads, index);
+      std::memcpy(warm.data() + first, source.data() + first, last - first);
+    });
+    benchmark::ClobberMemory();
+    team += seconds_since(start);
+
+    start = Clock::now();
+    copy_into_fresh_huge_pages(source.data(), bytes, threads);
     limit += seconds_since(start);
+
+    start = Clock::now();
+    fault_fresh_huge_pages(bytes, threads);
+    fault += seconds_since(start);
     state.SetIterationTime(upload_seconds);
   }
   report_upload(state, bytes, upload,
-                {{"memcpy", fresh}, {"memcpy_warm", touched}, {"fresh_limit", limit}});
+                {{"memcpy", fresh},
+                 {"memcpy_warm", touched},
+                 {"copy_warm", team},
+                 {"fresh_limit", limit},
+                 {"fault", fault}});
+  state.counters["ratio_to_fault_plus_copy"] = (fault + team) / upload;
+  state.counters["fault_share"] = fault / upload;
 }
 
 #if RESIDENT_HAS_CUDA
