@@ -10,7 +10,13 @@ The plots go to --img (default docs/img/): upload.png (GB/s against size, with t
 cudaMemcpy baselines), epoch.png (epoch throughput by shuffle mode against a contiguous copy,
 and the PyTorch peers on GPU runs), preload_vs_stream.png (training steps/s by input
 pipeline) and stream.png (streaming against its copy baselines). Every plot is titled with the
-run's date and machine; runs without a GPU say "host only". The table of headline figures is
+run's date and machine; runs without a GPU say "host only".
+
+    plot_bench.py --peers EPOCH_JSON... [--img DIR]
+
+renders peers.png alone: the shuffled host epoch against its peers (NumPy, PyTorch's two
+idioms, the raw gather), quiet and with one core busy, one mark per file (a round of
+bench_epoch's BM_HostEpochVsPeers; the files of one sitting), bars at the median. The table of headline figures is
 written to <img>/performance.md and, with --readme (default benchmarks/README.md when --img is
 the default), replaces the block between that file's performance-table markers
 (<!-- performance-table:begin --> and <!-- performance-table:end -->).
@@ -164,6 +170,54 @@ def plot_epoch(data, date, machine, gpu, path):
     plt.close(fig)
 
 
+PEER_RATIOS = (("ratio_to_numpy", "NumPy fancy indexing"),
+               ("ratio_to_torch_randperm", "PyTorch x[randperm] sliced"),
+               ("ratio_to_torch_dataloader", "PyTorch DataLoader"),
+               ("ratio_to_raw_gather", "raw gather (the memory limit)"))
+
+
+def plot_peers(paths, path):
+    """Ratios of BM_HostEpochVsPeers (peer's epoch time over resident's), quiet and loaded."""
+    rounds = []
+    for file in paths:
+        with open(file) as f:
+            rounds.append(json.load(f))
+    cases = {}  # "quiet" / "one core busy" -> ratio name -> [one value per round]
+    for data in rounds:
+        for run in runs(data, "BM_HostEpochVsPeers"):
+            load = run.get("label", "").split(",")[0]
+            for key, _ in PEER_RATIOS:
+                if key in run:
+                    cases.setdefault(load, {}).setdefault(key, []).append(run[key])
+    if not cases:
+        sys.exit("plot_bench: no BM_HostEpochVsPeers runs in " + ", ".join(paths))
+    date, machine = describe(os.path.dirname(os.path.abspath(paths[0])), rounds[0])
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
+    width = 0.8 / len(PEER_RATIOS)
+    names = sorted(cases, key=lambda name: name != "quiet")
+    for i, (key, label) in enumerate(PEER_RATIOS):
+        for c, case in enumerate(names):
+            values = sorted(cases[case].get(key, []))
+            if not values:
+                continue
+            x = c + (i - (len(PEER_RATIOS) - 1) / 2) * width
+            median = values[len(values) // 2]
+            ax.bar(x, median, width, color=f"C{i}", label=label if c == 0 else None)
+            ax.plot([x] * len(values), values, "k.", markersize=4)
+            ax.text(x, median, f"{median:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="k", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel("peer's epoch time / resident's (above 1: resident faster)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
+    title(ax, f"Shuffled CIFAR epoch on the host against its peers, {len(rounds)} rounds "
+          "(dots), bars at the median", date, machine, False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def steps(run):
     return {k[len("steps_per_s_"):]: v for k, v in run.items() if k.startswith("steps_per_s_")}
 
@@ -266,9 +320,16 @@ def main():
     parser.add_argument("--readme", default=None, metavar="FILE",
                         help="Markdown file whose performance-table block is replaced "
                              "(default benchmarks/README.md when --img is the default)")
+    parser.add_argument("--peers", nargs="+", metavar="EPOCH_JSON",
+                        help="render peers.png alone from these bench_epoch JSON files")
     args = parser.parse_args()
-    folder = os.path.abspath(args.results or newest_results())
     img = os.path.abspath(args.img or os.path.join(ROOT, "docs", "img"))
+    if args.peers:
+        os.makedirs(img, exist_ok=True)
+        plot_peers(args.peers, os.path.join(img, "peers.png"))
+        print(f"plot_bench: {len(args.peers)} rounds -> {os.path.join(img, 'peers.png')}")
+        return 0
+    folder = os.path.abspath(args.results or newest_results())
     readme = args.readme or (os.path.join(ROOT, "benchmarks", "README.md")
                              if args.img is None else None)
     os.makedirs(img, exist_ok=True)

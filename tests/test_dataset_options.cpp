@@ -32,6 +32,7 @@ TEST(DatasetOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(options.upload_block_bytes, std::size_t{8} << 20);
   EXPECT_EQ(options.staging_buffers, 4u);
   EXPECT_EQ(options.upload_threads, 0u);
+  EXPECT_EQ(options.gather_threads, 0u);
   EXPECT_FALSE(options.stream.has_value()) << "unset: the dataset owns a stream";
   EXPECT_EQ(options.ring_depth, 2u);
   EXPECT_FALSE(static_cast<bool>(options.on_progress));

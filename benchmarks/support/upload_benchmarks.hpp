@@ -107,9 +107,10 @@ inline void fault_fresh_huge_pages(std::size_t bytes, std::size_t threads) {
 /// `std::memcpy` into memory touched before (`memcpy_warm`), the upload's threads copying into
 /// memory touched before (`copy_warm`, the DRAM limit of a copy), the same threads copying
 /// into fresh large pages (`fresh_limit`, see `copy_into_fresh_huge_pages`) and faulting
-/// fresh large pages alone (`fault`). `ratio_to_fault_plus_copy` is (fault + copy_warm) time
-/// over the upload's: near 1 when the upload costs what faulting its memory and copying into
-/// it cost, so that what separates it from a copy into touched memory is the faulting.
+/// fresh large pages alone (`fault`; `ratio_to_fault` is then the share of the upload's time
+/// that faulting alone takes). `ratio_to_fault_plus_copy` is (fault + copy_warm) time over the
+/// upload's: near 1 when the upload costs what faulting its memory and copying into it cost,
+/// so that what separates it from a copy into touched memory is the faulting.
 inline void BM_HostUploadVsMemcpy(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const std::size_t threads = detail::upload_thread_count(0, bytes);
@@ -169,7 +170,6 @@ inline void BM_HostUploadVsMemcpy(benchmark::State& state) {
                  {"fresh_limit", limit},
                  {"fault", fault}});
   state.counters["ratio_to_fault_plus_copy"] = (fault + team) / upload;
-  state.counters["fault_share"] = fault / upload;
 }
 
 #if RESIDENT_HAS_CUDA

@@ -157,15 +157,17 @@ TEST(IgnoredOptions, StreamOptionsDoNotStopADeviceDataset) {
   }
 }
 
+/// The threads this process runs now (Linux), -1 where unknown.
+int threads_now() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
 // DatasetOptions::upload_threads far above the hardware is capped, never taken as given (1000,
 // or UINT_MAX, would start threads until the system refuses).
 TEST(OptionsAtTheirMaximum, UploadThreadsAreBounded) {
-  const auto threads_now = [] {
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-    return -1;
-  };
   std::vector<float> data((std::size_t{16} << 20) / sizeof(float), 1.0f);
   const HostTensor<const float> x(data.data(), {data.size() / 64, 64});
   DatasetOptions options = no_reserve(256);
@@ -183,6 +185,24 @@ TEST(OptionsAtTheirMaximum, UploadThreadsAreBounded) {
   }
   const int bound = std::max(64, static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_LE(peak, bound) << "upload_threads = 1000 ran " << peak << " threads at once";
+}
+
+// DatasetOptions::gather_threads far above the hardware is capped in the same way: an epoch
+// whose batches are gathered on the host runs at most the hardware's threads.
+TEST(OptionsAtTheirMaximum, GatherThreadsAreBounded) {
+  std::vector<std::uint8_t> data(std::size_t{4} << 20, 7);
+  const HostTensor<const std::uint8_t> x(data.data(), {data.size() / 4096, 4096});
+  DatasetOptions options = no_reserve(256);  // 1 MiB batches: split across the team
+  options.gather_threads = std::numeric_limits<unsigned>::max();
+  DeviceDataset ds(budget(std::size_t{32} << 20), options, x);
+  const int before = threads_now();
+  int peak = 0;
+  for (auto [batch] : ds.epoch({1, 0, resident::Shuffle::samples})) {
+    EXPECT_EQ(batch.data()[0], 7);
+    peak = std::max(peak, threads_now());
+  }
+  const int bound = before + static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_LE(peak, bound) << "gather_threads = UINT_MAX ran " << peak << " threads at once";
 }
 
 // --- Files ----------------------------------------------------------------------------------
