@@ -135,24 +135,20 @@ TYPED_TEST(GatherTeam, GatherThreadsNeverChangeABatch) {
 }
 
 TYPED_TEST(GatherTeam, GatherThreadsNeverChangeAStreamedBatch) {
-  if constexpr (!resident::testing::has_budget<TypeParam>::value) {
-    GTEST_SKIP() << "skipped: the space cannot be given a budget to stream within";
-  } else {
-    const Images data;
-    const auto space = TypeParam::with_budget(std::size_t{8} << 20);
-    const auto made = [&](unsigned threads) {
-      return resident::StreamingDataset<TypeParam, std::uint8_t, std::int32_t>(
-          space, options_with(threads, Remainder::pad), data.x(), data.y());
-    };
-    auto reference = made(1);
-    for (const unsigned threads : {0u, 2u, 1000u}) {
-      auto ds = made(threads);
-      for (const Transform transform : {Transform::none, Transform::all}) {
-        for (const Shuffle shuffle : {Shuffle::batches, Shuffle::samples}) {
-          const EpochOptions options{9, 1, shuffle};
-          ASSERT_EQ(record(ds, options, transform), record(reference, options, transform))
-              << threads << " threads, transform " << static_cast<int>(transform);
-        }
+  const Images data;
+  const auto space = resident::testing::budgeted_space<TypeParam>();
+  const auto made = [&](unsigned threads) {
+    return resident::StreamingDataset<TypeParam, std::uint8_t, std::int32_t>(
+        space, options_with(threads, Remainder::pad), data.x(), data.y());
+  };
+  auto reference = made(1);
+  for (const unsigned threads : {0u, 2u, 1000u}) {
+    auto ds = made(threads);
+    for (const Transform transform : {Transform::none, Transform::all}) {
+      for (const Shuffle shuffle : {Shuffle::batches, Shuffle::samples}) {
+        const EpochOptions options{9, 1, shuffle};
+        ASSERT_EQ(record(ds, options, transform), record(reference, options, transform))
+            << threads << " threads, transform " << static_cast<int>(transform);
       }
     }
   }

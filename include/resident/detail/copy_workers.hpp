@@ -38,12 +38,14 @@ inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexc
   return std::min(hardware, 8u);
 }
 
-/// Gathered batches (all fields together) at least this large are split across threads. A
-/// batch is gathered again every step, so the team lives for the whole epoch and its start-up
-/// is paid once; what each batch pays is the hand-off, a few microseconds (`CopyWorkers`).
-/// Measured with bench_epoch on 2 cores against the same build kept on one thread: CIFAR
-/// batches of 256 rows (0.8 MB) gather 1.8 to 2.1 times faster on two threads, of 64 rows
-/// (0.2 MB) 1.6 to 1.9 times; the threshold sits below the smallest batch measured.
+/// Gathered batches (all fields together) at least this large are split across threads by
+/// default: two blocks of `gather_block_bytes`, the least a team can share. A batch is gathered
+/// again every step, so the team lives for the whole epoch and its start-up is paid once; what
+/// each batch pays is the hand-off, a few microseconds (`CopyWorkers`). Measured with
+/// bench_epoch's BM_HostGatherTeam on 2 cores, one thread against two, three rounds: CIFAR
+/// batches of 64 rows (192 KiB) gather 1.39 to 1.76 times faster on two threads, of 128 rows
+/// 1.50 to 1.80 times, of 512 rows 1.59 to 1.85 times; with one core kept busy by another
+/// process, 0.97 to 1.02 times (the asking thread gathers most blocks), never slower.
 inline constexpr std::size_t parallel_gather_threshold = std::size_t{128} << 10;
 
 /// @brief Threads an epoch gathering batches of `batch_bytes` uses: `requested`, at most the
