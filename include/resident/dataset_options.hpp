@@ -142,17 +142,19 @@ struct DatasetOptions {
   /// copies of chunk k+1 overlap the transfer of chunk k); from pinned sources, the chunks in
   /// flight at once.
   std::size_t staging_buffers = 4;
-  /// @brief Host threads that copy during an upload, at most the hardware threads (a larger
-  /// value is capped); 0: the hardware threads, at most 8.
+  /// @brief Host threads that copy during an upload, at most the cores the process may run on
+  /// (its CPU affinity; a larger value is capped); 0: those cores, at most 8.
   /// Uploads under 4 MiB always stay on the calling thread.
   unsigned upload_threads = 0;
   /// @brief Host threads that gather each batch of a gathering epoch on the host
   /// (`Shuffle::samples`, conversions, augmentation on `HostSpace` and pinned memory), the
-  /// thread that asks for the batch included; at most the hardware threads (a larger value is
-  /// capped). 0: batches under 128 KiB (all fields together) stay on the asking thread, larger
-  /// ones use the hardware threads, at most 8. The threads claim blocks of rows as they go, so
-  /// a thread that another process delays holds back only its block; set 1 where every other
-  /// core is busy with the training itself.
+  /// thread that asks for the batch included; at most the cores the process may run on (its
+  /// CPU affinity; a larger value is capped) and the 64 KiB blocks a batch has. 0: batches
+  /// under 128 KiB (all fields together) stay on the asking thread, larger ones use those
+  /// cores, at most 8. Each gathering epoch has its own team, alive as long as the epoch; idle
+  /// threads sleep. The threads claim blocks of rows as they go, so a thread that another
+  /// process delays holds back only its block; set 1 where every other core is busy with the
+  /// training itself.
   unsigned gather_threads = 0;
   /// @brief `CudaSpace` only: the stream to order the upload (and later device work) on, e.g.
   /// your training stream (`options.stream = stream;` with a `cudaStream_t`). Unset: the

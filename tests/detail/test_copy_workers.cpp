@@ -3,8 +3,12 @@
 // The copy team (detail/copy_workers.hpp) that runs a range's blocks on several threads: each
 // block on its boundary and every element once, every thread claiming blocks whether the team
 // spun or slept, a delayed thread holding back only the block it claimed, thousands of calls
-// in a row, and a block's exception rethrown to the caller.
+// in a row, and a block's exception rethrown to the caller; and the team's size, which never
+// exceeds the cores the process may run on nor the blocks a batch has.
 #include <gtest/gtest.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -105,5 +109,41 @@ TEST(CopyWorkers, RethrowsWhatABlockThrew) {
   workers.for_each_block(0, 10, 100, [&calls](std::size_t, std::size_t) { ++calls; });
   EXPECT_EQ(calls, 1);
 }
+
+TEST(TeamSize, NeverMoreThreadsThanABatchHasBlocks) {
+  using resident::detail::gather_block_bytes;
+  using resident::detail::gather_thread_count;
+  EXPECT_EQ(gather_thread_count(2, gather_block_bytes / 2), 1u);  // one block: the asker alone
+  EXPECT_EQ(gather_thread_count(0, std::size_t{100} << 10), 1u);  // under the threshold
+  EXPECT_LE(gather_thread_count(1000, std::size_t{64} << 20), resident::detail::usable_cores());
+  EXPECT_LE(gather_thread_count(1000, 3 * gather_block_bytes), 3u);
+  EXPECT_GE(gather_thread_count(1000, std::size_t{64} << 20), 1u);
+}
+
+#if defined(__linux__)
+// A process confined to one CPU (taskset, a cgroup's cpuset, a job scheduler's binding) runs
+// its copies on one thread: more would only take turns on that CPU.
+TEST(TeamSize, FollowsTheAffinityMask) {
+  cpu_set_t kept;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof kept, &kept), 0);
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &kept)) ++first;
+  ASSERT_LT(first, CPU_SETSIZE);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const unsigned cores = resident::detail::usable_cores();
+  const unsigned gather = resident::detail::gather_thread_count(0, std::size_t{64} << 20);
+  const unsigned asked = resident::detail::gather_thread_count(8, std::size_t{64} << 20);
+  const unsigned upload = resident::detail::upload_thread_count(0, std::size_t{1} << 30);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof kept, &kept), 0);
+  EXPECT_EQ(cores, 1u);
+  EXPECT_EQ(gather, 1u);
+  EXPECT_EQ(asked, 1u);
+  EXPECT_EQ(upload, 1u);
+  EXPECT_EQ(resident::detail::usable_cores(), static_cast<unsigned>(CPU_COUNT(&kept)));
+}
+#endif
 
 }  // namespace

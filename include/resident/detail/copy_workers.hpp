@@ -20,6 +20,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace resident::detail {
 
@@ -27,16 +30,39 @@ namespace resident::detail {
 /// the copy.
 inline constexpr std::size_t parallel_upload_threshold = std::size_t{4} << 20;
 
-/// @brief Threads an upload of `bytes` uses: `requested`, at most the hardware threads (0: the
-/// hardware threads, at most 8), and 1 for small uploads.
+/// @brief The cores this process may run on: the CPUs of its affinity mask where the system
+/// says (Linux: `taskset`, a cgroup's cpuset, a job scheduler's binding), else the hardware
+/// threads; at least 1. More copy threads than that only take turns on the same cores.
+inline unsigned usable_cores() noexcept {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return static_cast<unsigned>(count);
+  }
+#endif
+  return std::max(std::thread::hardware_concurrency(), 1u);
+}
+
+/// @brief Threads an upload of `bytes` uses: `requested`, at most the usable cores (0: the
+/// usable cores, at most 8), and 1 for small uploads.
 inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexcept {
   if (bytes < parallel_upload_threshold) return 1;
-  const unsigned hardware = std::max(std::thread::hardware_concurrency(), 1u);
-  // More threads than the hardware runs never speed a copy, and a huge request would start
-  // threads until the system refuses.
-  if (requested != 0) return std::min(requested, hardware);
-  return std::min(hardware, 8u);
+  const unsigned cores = usable_cores();
+  // More threads than the cores never speed a copy, and a huge request would start threads
+  // until the system refuses.
+  if (requested != 0) return std::min(requested, cores);
+  return std::min(cores, 8u);
 }
+
+/// Bytes of the blocks a gather's threads claim (whole rows, at least one). Measured with
+/// bench_epoch on 2 cores, CIFAR batches of 512 rows (1.5 MiB), three rounds: blocks of 64 KiB
+/// gathered quiet epochs in 9.11 to 9.19 ms and, with one core kept busy by another process,
+/// in 16.2 to 16.6 ms; 128 KiB: 9.44 to 10.2 and 17.0 to 17.4; 256 KiB: 9.77 to 10.9 and 16.8
+/// to 17.2; two halves: 9.17 to 9.42 and 15.9 to 17.4. Blocks of 16 KiB were 15 % slower
+/// quiet (each block restarts the prefetch of its first rows).
+inline constexpr std::size_t gather_block_bytes = std::size_t{64} << 10;
 
 /// Gathered batches (all fields together) at least this large are split across threads by
 /// default: two blocks of `gather_block_bytes`, the least a team can share. A batch is gathered
@@ -49,21 +75,17 @@ inline unsigned upload_thread_count(unsigned requested, std::size_t bytes) noexc
 inline constexpr std::size_t parallel_gather_threshold = std::size_t{128} << 10;
 
 /// @brief Threads an epoch gathering batches of `batch_bytes` uses: `requested`, at most the
-/// hardware threads; 0: 1 for small batches, else the hardware threads, at most 8.
+/// usable cores; 0: 1 for small batches, else the usable cores, at most 8. Never more threads
+/// than a batch has blocks of `gather_block_bytes`: the others would never get one.
 inline unsigned gather_thread_count(unsigned requested, std::size_t batch_bytes) noexcept {
-  const unsigned hardware = std::max(std::thread::hardware_concurrency(), 1u);
-  if (requested != 0) return std::min(requested, hardware);
-  if (batch_bytes < parallel_gather_threshold) return 1;
-  return std::min(hardware, 8u);
+  const unsigned cores = usable_cores();
+  unsigned threads = requested != 0                            ? std::min(requested, cores)
+                     : batch_bytes < parallel_gather_threshold ? 1u
+                                                               : std::min(cores, 8u);
+  const std::size_t blocks = std::max<std::size_t>(1, batch_bytes / gather_block_bytes);
+  if (blocks < threads) threads = static_cast<unsigned>(blocks);
+  return threads;
 }
-
-/// Bytes of the blocks a gather's threads claim (whole rows, at least one). Measured with
-/// bench_epoch on 2 cores, CIFAR batches of 512 rows (1.5 MiB), three rounds: blocks of 64 KiB
-/// gathered quiet epochs in 9.11 to 9.19 ms and, with one core kept busy by another process,
-/// in 16.2 to 16.6 ms; 128 KiB: 9.44 to 10.2 and 17.0 to 17.4; 256 KiB: 9.77 to 10.9 and 16.8
-/// to 17.2; two halves: 9.17 to 9.42 and 15.9 to 17.4. Blocks of 16 KiB were 15 % slower
-/// quiet (each block restarts the prefetch of its first rows).
-inline constexpr std::size_t gather_block_bytes = std::size_t{64} << 10;
 
 /// Bytes of the blocks an upload's threads claim: a large page (2 MiB), so that two threads do
 /// not fault the same fresh page at once (the second would wait for the kernel to clear it),
