@@ -13,10 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <numeric>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "resident/augment.hpp"
@@ -26,6 +26,7 @@
 #include "resident/image_layout.hpp"
 #include "resident/npy.hpp"
 #include "resident/npz.hpp"
+#include "support/epoch_bytes.hpp"
 #include "support/epoch_checks.hpp"
 #include "support/spaces.hpp"
 
@@ -36,7 +37,6 @@ using resident::EpochOptions;
 using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
-using resident::testing::read_back;
 
 constexpr std::size_t kRows = 403, kBatch = 8;
 constexpr std::size_t kPixels = std::size_t{3} * 4 * 4;
@@ -118,37 +118,11 @@ auto augmentation() {
                               resident::RandomFlip{});
 }
 
-/// An epoch's batches as bytes: every row of both fields (padding included) and the valid rows.
-struct Record {
-  std::vector<std::vector<std::uint8_t>> bytes;
-  std::vector<std::size_t> valid;
-  std::vector<std::int32_t> labels;  ///< The valid rows' labels, in order.
-  bool operator==(const Record& other) const {
-    return bytes == other.bytes && valid == other.valid;
-  }
-};
-
-template <class T>
-void append_bytes(std::vector<std::uint8_t>& to, const std::vector<T>& values) {
-  if (values.empty()) return;
-  const std::size_t at = to.size();
-  to.resize(at + values.size() * sizeof(T));
-  std::memcpy(to.data() + at, values.data(), values.size() * sizeof(T));
-}
+using Record = resident::testing::EpochBytes;
 
 template <class Dataset, class Epoch>
 Record record(Dataset& ds, Epoch&& epoch) {
-  Record out;
-  for (auto [x, y] : epoch) {
-    std::vector<std::uint8_t> bytes;
-    append_bytes(bytes, read_back(ds.space(), ds.stream(), x));
-    const auto labels = read_back(ds.space(), ds.stream(), y);
-    append_bytes(bytes, labels);
-    out.bytes.push_back(std::move(bytes));
-    out.valid.push_back(y.valid_rows());
-    out.labels.insert(out.labels.end(), labels.begin(), labels.begin() + y.valid_rows());
-  }
-  return out;
+  return resident::testing::record_bytes(ds, std::forward<Epoch>(epoch));
 }
 
 template <class Dataset>

@@ -11,7 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "resident/augment.hpp"
@@ -19,6 +19,7 @@
 #include "resident/device_dataset.hpp"
 #include "resident/image_layout.hpp"
 #include "resident/streaming_dataset.hpp"
+#include "support/epoch_bytes.hpp"
 #include "support/spaces.hpp"
 
 namespace {
@@ -28,7 +29,6 @@ using resident::EpochOptions;
 using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
-using resident::testing::read_back;
 
 // CIFAR-shaped rows: a batch of 100 is 300 KiB, four blocks of the gather's 64 KiB.
 constexpr std::size_t kRows = 203, kBatch = 100;
@@ -50,30 +50,11 @@ struct Images {
 
 enum class Transform { none, convert, augment, all };
 
-/// An epoch's batches as bytes, both fields, padding included, with each batch's valid rows.
-struct Record {
-  std::vector<std::vector<std::uint8_t>> bytes;
-  std::vector<std::size_t> valid;
-  bool operator==(const Record& other) const {
-    return bytes == other.bytes && valid == other.valid;
-  }
-};
+using Record = resident::testing::EpochBytes;
 
 template <class Dataset, class Epoch>
 Record record(Dataset& ds, Epoch&& epoch) {
-  Record out;
-  for (auto [x, y] : epoch) {
-    const auto features = read_back(ds.space(), ds.stream(), x);
-    const auto labels = read_back(ds.space(), ds.stream(), y);
-    std::vector<std::uint8_t> bytes(features.size() * sizeof(features[0]) +
-                                    labels.size() * sizeof(std::int32_t));
-    std::memcpy(bytes.data(), features.data(), features.size() * sizeof(features[0]));
-    std::memcpy(bytes.data() + features.size() * sizeof(features[0]), labels.data(),
-                labels.size() * sizeof(std::int32_t));
-    out.bytes.push_back(std::move(bytes));
-    out.valid.push_back(y.valid_rows());
-  }
-  return out;
+  return resident::testing::record_bytes(ds, std::forward<Epoch>(epoch));
 }
 
 template <class Dataset>

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/detail/checked_math.hpp"
 #include "resident/detail/function_ref.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -169,7 +170,7 @@ class CopyWorkers {
     // Block indices fit the claim word's low half (ranges of over 4 billion blocks take
     // longer blocks).
     block = std::max(block, (end - begin - 1) / max_blocks + 1);
-    const std::size_t blocks = (end - begin - 1) / block + 1;
+    const std::size_t blocks = ceil_div(end - begin, block);
     if (workers_.empty() || blocks == 1) {  // nothing to share: no hand-off at all
       function(begin, end);
       return;
