@@ -151,21 +151,40 @@ class DatasetEpoch {
   detail::DataToken self_;  // this epoch object's, for its iterators
 };
 
-/// @brief A dataset that `make_dataset` preloaded or streams, as its plan decided; the same
-/// `num_batches()`, `batch(i)` and `epoch()` either way.
-template <class Space, class... Ts>
-class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
+namespace detail {
+
+/// The accessors' base of a dataset that holds `Preloaded` or `Streaming`, read from the
+/// streaming type's space and fields.
+template <class Owner, class Streaming>
+struct accessors_of;
+template <class Owner, class Space, class... Ts>
+struct accessors_of<Owner, StreamingDataset<Space, Ts...>> {
+  using type = DatasetAccessors<Owner, Space, Ts...>;
+};
+
+}  // namespace detail
+
+/// @brief A dataset that holds its data preloaded (`Preloaded`: a `DeviceDataset`, a
+/// `TokenDataset`) or streamed (`Streaming`: a `StreamingDataset` of the same fields), as a plan
+/// decided; the same `num_batches()`, `batch(i)` and `epoch()` either way. `Dataset` and
+/// `TokenCorpus` are its two kinds.
+template <class Preloaded, class Streaming>
+class BasicDataset
+    : public detail::accessors_of<BasicDataset<Preloaded, Streaming>, Streaming>::type {
+  using Accessors = typename detail::accessors_of<BasicDataset, Streaming>::type;
+  using Space = typename Accessors::space_type;
+
  public:
-  using typename DatasetAccessors<Dataset, Space, Ts...>::batch_type;
-  using DatasetAccessors<Dataset, Space, Ts...>::num_fields;
-  using preloaded_type = DeviceDataset<Space, Ts...>;     ///< The choice when it fits.
-  using streaming_type = StreamingDataset<Space, Ts...>;  ///< The choice when it does not.
+  using Accessors::num_fields;
+  using typename Accessors::batch_type;
+  using preloaded_type = Preloaded;  ///< The choice when it fits.
+  using streaming_type = Streaming;  ///< The choice when it does not.
 
   /// @brief Holds a preloaded dataset and the plan that chose it.
-  Dataset(preloaded_type dataset, Plan plan)
+  BasicDataset(preloaded_type dataset, Plan plan)
       : data_(std::in_place_index<0>, std::move(dataset)), plan_(std::move(plan)) {}
   /// @brief Holds a streamed dataset and the plan that chose it.
-  Dataset(streaming_type dataset, Plan plan)
+  BasicDataset(streaming_type dataset, Plan plan)
       : data_(std::in_place_index<1>, std::move(dataset)), plan_(std::move(plan)) {}
 
   /// @brief The plan behind the choice: figures, `recommendation` and `reason`.
@@ -200,7 +219,7 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
   [[nodiscard]] auto epoch(EpochOptions options = {}, Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;
     using Result =
-        DatasetEpoch<Dataset, Kernels, typename Pack::conversion, typename Pack::augmentation>;
+        DatasetEpoch<BasicDataset, Kernels, typename Pack::conversion, typename Pack::augmentation>;
     if (auto* ds = preloaded()) return Result(ds->template epoch<Kernels>(options, transforms...));
     return Result(streaming()->template epoch<Kernels>(options, transforms...));
   }
@@ -218,6 +237,14 @@ class Dataset : public DatasetAccessors<Dataset<Space, Ts...>, Space, Ts...> {
  private:
   std::variant<preloaded_type, streaming_type> data_;
   Plan plan_;
+};
+
+/// @brief A dataset of fields `Ts...` that `make_dataset` preloaded (a `DeviceDataset`) or
+/// streams (a `StreamingDataset`), as its plan decided (see `BasicDataset`).
+template <class Space, class... Ts>
+class Dataset : public BasicDataset<DeviceDataset<Space, Ts...>, StreamingDataset<Space, Ts...>> {
+ public:
+  using BasicDataset<DeviceDataset<Space, Ts...>, StreamingDataset<Space, Ts...>>::BasicDataset;
 };
 
 /// @brief Preloads the fields when `plan()` says they fit, else streams them; never fails for

@@ -153,7 +153,17 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) const {
     return {core_.geometry(), options};
   }
-  [[nodiscard]] static constexpr bool impl_views_samples() noexcept { return false; }
+  [[nodiscard]] static constexpr bool impl_views(const EpochOptions& options) noexcept {
+    return options.shuffle != Shuffle::samples;
+  }
+  // Every batch of a view epoch is a view of the stored rows, padding included.
+  [[nodiscard]] static constexpr bool impl_gathers_some(const impl_pass_type& /*pass*/) noexcept {
+    return false;
+  }
+  [[nodiscard]] static constexpr bool impl_gathers_batch(const impl_pass_type& /*pass*/,
+                                                         std::size_t /*k*/) noexcept {
+    return false;
+  }
   [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) const {
     return impl_batch(pass.slice(core_.geometry(), k));
   }

@@ -128,12 +128,14 @@ class Epoch {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     transforms_.prepare(dataset.impl_core().layout(), options);
     pass_ = dataset.impl_make_pass(options);
-    gathers_ =
-        always_gathers || (options.shuffle == Shuffle::samples && !dataset.impl_views_samples());
+    gathers_ = always_gathers || !dataset.impl_views(options);
+    // Some datasets serve a view epoch's batches as views but for a few they must gather (a
+    // token stream's padded batch): the ring is theirs from the start all the same.
+    const bool gathers_some = gathers_ || dataset.impl_gathers_some(pass_);
     // Refused when made, before the ring is claimed, rather than at the first batch.
-    if (gathers_ && space_traits<Space>::gathers_with_kernels && !Kernels)
+    if (gathers_some && space_traits<Space>::gathers_with_kernels && !Kernels)
       detail::KernelLaunch<false>::refuse();
-    if (gathers_) claim_ring();
+    if (gathers_some) claim_ring();
   }
 
   /// @brief Batches in the epoch.
@@ -146,7 +148,8 @@ class Epoch {
   [[nodiscard]] bool empty() const { return size() == 0; }
   /// @brief The options the epoch was made with.
   [[nodiscard]] const EpochOptions& options() const noexcept { return options_; }
-  /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
+  /// @brief Whether batches are gathered into the ring (else they are zero-copy views, but for
+  /// a `TokenDataset`'s padded batches, which are gathered).
   [[nodiscard]] bool gathers() const noexcept { return gathers_; }
 
   /// @brief Batch `k` of the epoch (`k < size()`); on a stream, waits only if its chunks are
@@ -158,7 +161,7 @@ class Epoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!always_gathers) {
-      if (!gathers_) return dataset_->impl_view(pass_, k);
+      if (views(k)) return dataset_->impl_view(pass_, k);
     }
     return views(gather_into_slot(k, true), std::make_index_sequence<fields>{});
   }
@@ -170,7 +173,7 @@ class Epoch {
   /// device without kernels (a zero-copy epoch of a translation unit not compiled by nvcc).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
-    const std::size_t slot = gather_into_slot(k, gathers_);
+    const std::size_t slot = gather_into_slot(k, !views(k));
     return index_view(
         reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
             dataset_->impl_ring().data() + slot * ring_.slot_bytes + ring_.index_offset),
@@ -193,7 +196,7 @@ class Epoch {
     const std::size_t slot = slot_holding(k, "wait");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (slot != no_batch) dataset_->impl_ring().fences().wait(slot, consumer);
-    if (!gathers_) dataset_->impl_wait_view(pass_, k, consumer);
+    if (views(k)) dataset_->impl_wait_view(pass_, k, consumer);
   }
 
   /// @brief Lets batch `k`'s memory (its ring slot, or its chunk's slot) be written again only
@@ -206,7 +209,7 @@ class Epoch {
     const std::size_t slot = slot_holding(k, "release");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (slot != no_batch) dataset_->impl_ring().fences().release(slot, consumer);
-    if (!gathers_) dataset_->impl_release_view(pass_, k, consumer);
+    if (views(k)) dataset_->impl_release_view(pass_, k, consumer);
   }
 
   /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
@@ -230,6 +233,11 @@ class Epoch {
                               " batches; use an index below " + std::to_string(size()));
   }
 
+  // Whether batch k is a view of the dataset's memory rather than gathered into the ring.
+  [[nodiscard]] bool views(std::size_t k) const {
+    return !gathers_ && !dataset_->impl_gathers_batch(pass_, k);
+  }
+
   // The ring slot that holds batch k for `wait` and `release` (`call`), or `no_batch` when the
   // batch is a view, not in the ring.
   [[nodiscard]] std::size_t slot_holding(std::size_t k, const char* call) const {
@@ -237,7 +245,7 @@ class Epoch {
     if (generation_ != 0) check_ring_is_ours();
     const std::size_t slot = generation_ != 0 ? k % slot_batch_.size() : no_batch;
     if (slot != no_batch && slot_batch_[slot] == k) return slot;
-    if (!gathers_) return no_batch;
+    if (views(k)) return no_batch;
     throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
                 ", stream) on a gathering epoch found batch " + std::to_string(k) +
                 " not in the ring (" +

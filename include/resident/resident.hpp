@@ -29,5 +29,7 @@
 #include "resident/space_traits.hpp"
 #include "resident/stream_ref.hpp"
 #include "resident/streaming_dataset.hpp"
+#include "resident/token_dataset.hpp"
+#include "resident/token_options.hpp"
 #include "resident/units.hpp"
 #include "resident/version.hpp"

@@ -229,7 +229,17 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) {
     return streamer_->make_order(options);
   }
-  [[nodiscard]] bool impl_views_samples() const noexcept { return streamer_->views_samples(); }
+  [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
+    return options.shuffle != Shuffle::samples || streamer_->views_samples();
+  }
+  // Every batch of a view epoch is a view of a chunk slot, padding included.
+  [[nodiscard]] static constexpr bool impl_gathers_some(const impl_pass_type& /*pass*/) noexcept {
+    return false;
+  }
+  [[nodiscard]] static constexpr bool impl_gathers_batch(const impl_pass_type& /*pass*/,
+                                                         std::size_t /*k*/) noexcept {
+    return false;
+  }
   [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) {
     return views(streamer_->serve(pass, k), std::index_sequence_for<Ts...>{});
   }

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <type_traits>
+#include <utility>
 
 #include "resident/augment.hpp"
 #include "resident/config.hpp"
@@ -322,6 +324,14 @@ void run_blocks(const Body& body) {
   }
 }
 
+/// Whether a gather source says how its row starts are aligned (`alignment()`); the others'
+/// rows start at multiples of their size from an aligned base.
+template <class Source, class = void>
+struct has_alignment : std::false_type {};
+template <class Source>
+struct has_alignment<Source, std::void_t<decltype(std::declval<const Source&>().alignment())>>
+    : std::true_type {};
+
 /// @brief The device counterpart of `host_gather`, one field, through `Launch` on `stream`
 /// (no synchronisation). Rows are copied in the widest word their size allows: field bases and
 /// ring slots are 256-byte aligned, so every row of a size divisible by the word is aligned to
@@ -362,13 +372,18 @@ void device_gather(const Source& source, Out* destination, std::size_t row_eleme
               KernelOp<NoConversion>({}, shape.row_threads())},
           stream);
     };
-    const std::size_t row_bytes = row_elements * sizeof(In);
-    if (row_bytes % 16 == 0)
+    // The widest word that divides the rows' size and, where rows start unaligned (a token
+    // stream's windows), their starts.
+    std::size_t aligned = row_elements * sizeof(In);
+    if constexpr (has_alignment<Source>::value) aligned = std::gcd(aligned, source.alignment());
+    if (aligned % 16 == 0)
       copy(Words16{});
-    else if (row_bytes % 8 == 0)
+    else if (aligned % 8 == 0)
       copy(Words8{});
-    else if (row_bytes % 4 == 0)
+    else if (aligned % 4 == 0)
       copy(std::uint32_t{});
+    else if (aligned % 2 == 0)
+      copy(std::uint16_t{});
     else
       copy(std::uint8_t{});
   } else {

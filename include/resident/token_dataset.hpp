@@ -1,0 +1,315 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+/// @file
+/// @brief `TokenDataset<Space, T>`: a token stream in one allocation of a memory space,
+/// uploaded once after a capacity check, served as language-model batches `(x, y)`: windows of
+/// `context` tokens and the same windows one token on.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "resident/augment.hpp"
+#include "resident/batch_view.hpp"
+#include "resident/dataset_accessors.hpp"
+#include "resident/dataset_options.hpp"
+#include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/dataset/epoch_order.hpp"
+#include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/dataset/token_layout.hpp"
+#include "resident/detail/gather/gather_ring.hpp"
+#include "resident/detail/gather/transform_pack.hpp"
+#include "resident/detail/gather/window_rows.hpp"
+#include "resident/detail/resources.hpp"
+#include "resident/detail/upload/host_upload.hpp"
+#include "resident/detail/upload/upload_plan.hpp"
+#include "resident/epoch.hpp"
+#include "resident/error.hpp"
+#include "resident/host_tensor.hpp"
+#include "resident/space_traits.hpp"
+#include "resident/token_options.hpp"
+
+namespace resident {
+
+namespace detail {
+
+template <class Space, class T>
+struct PreloadTokens;
+
+/// Where a token stream's elements come from: host memory or streamed bytes (token files).
+struct TokenSource {
+  std::size_t tokens = 0;  ///< Elements of the whole stream.
+  FieldSource source;      ///< Its bytes from the first element.
+};
+
+}  // namespace detail
+
+/// @brief A token stream resident in `Space`, served as language-model batches: each batch is
+/// `(x, y)`, two views of `batch_size()` rows of `context()` tokens, where row `r` of `x` is a
+/// window of the stream and row `r` of `y` the same window one token on (its next-token
+/// targets). The windows are the dataset's rows (`num_rows()`): window `w` starts at token
+/// `w * stride()`; sharding, remainder policies, epochs and shuffles count them as any
+/// dataset counts its rows.
+///
+/// Epochs (`epoch(options)`): `Shuffle::none` serves consecutive windows, and
+/// `Shuffle::batches` the same batches in a seeded order; with the default stride
+/// (`= context`) their `x` and `y` are views into the stream itself (llm.c's layout: a batch
+/// is one contiguous span of `B * T + 1` tokens). `Shuffle::samples` takes `batch_size()`
+/// windows at independent positions, a seeded permutation of all windows (nanoGPT's
+/// sampling, without replacement within an epoch), gathered into the dataset's ring (a kernel
+/// on `CudaSpace`, the copy team on the host), `x` and `y` each contiguous. A padded batch
+/// (`Remainder::pad`, or a rank a window short) and every batch of a stride other than the
+/// context are gathered too: their rows are not one span of the stream. Conversions apply
+/// (`convert<0>` for `x`, `convert<1>` for `y`); augmentations do not.
+/// @tparam Space `HostSpace`, `CudaSpace`, `CudaHostPinnedSpace` or any memory space
+/// @tparam T the token type: `std::uint16_t` (llm.c's and GPT-2's), `std::uint32_t` or
+/// `std::int32_t`
+/// @note Move-only RAII, as `DeviceDataset` (moves, epochs after a move, thread-safety).
+template <class Space, class T>
+class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T> {
+  static_assert(std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
+                    std::is_same_v<T, std::int32_t>,
+                "a TokenDataset holds tokens of std::uint16_t, std::uint32_t or std::int32_t");
+
+ public:
+  using typename DatasetAccessors<TokenDataset, Space, T, T>::batch_type;
+  using DatasetAccessors<TokenDataset, Space, T, T>::num_fields;
+  using token_type = T;  ///< The tokens' type.
+
+  /// @brief Checks capacity, makes one allocation, uploads the tokens this rank's windows
+  /// cover into it (every window when replicated).
+  /// @param space where to put the tokens; copies of a space share its accounting
+  /// @param options batch size (windows per batch), remainder policy, sharding, reserve, upload
+  /// tuning, stream, progress, as for `DeviceDataset`
+  /// @param window the context length and the stride of the windows
+  /// @param tokens the stream, a 1-D tensor; read only during this call
+  /// @throws InvalidArgument for a tensor that is not 1-D, a context of 0, fewer tokens than one
+  /// window, and the options a `DeviceDataset` refuses; CapacityError when the tokens do not
+  /// fit (before allocating) or the allocation fails; Cancelled; CudaError.
+  /// @note Strong guarantee, and on return the upload is complete, as for `DeviceDataset`.
+  TokenDataset(Space space, DatasetOptions options, TokenOptions window,
+               const HostTensor<const T>& tokens)
+      : TokenDataset(std::move(space), std::move(options), window,
+                     detail::TokenSource{stream_length(tokens), {tokens.data(), nullptr}}) {}
+
+  /// @brief Exchanges the contents of two token datasets (epochs of either then throw).
+  void swap(TokenDataset& other) noexcept { std::swap(*this, other); }
+
+  /// @brief Tokens of a row of `x` and of `y` (`TokenOptions::context`).
+  [[nodiscard]] std::size_t context() const noexcept { return context_; }
+  /// @brief Tokens from one window's start to the next's (`TokenOptions::stride`, or the
+  /// context when that is 0).
+  [[nodiscard]] std::size_t stride() const noexcept { return stride_; }
+  /// @brief Tokens stored: those this rank's windows cover (0 once moved from).
+  [[nodiscard]] std::size_t num_tokens() const noexcept { return bytes() / sizeof(T); }
+  /// @brief Token of the caller's stream that stored token 0 is: window `first_row()`'s start.
+  [[nodiscard]] std::size_t first_token() const noexcept { return first_token_.get(); }
+  /// @brief Bytes of the one allocation: the stored tokens.
+  [[nodiscard]] std::size_t bytes() const noexcept { return storage_ ? storage_->bytes() : 0; }
+  /// @brief Shares ownership of the allocation (see `DeviceDataset::storage_owner`).
+  [[nodiscard]] std::shared_ptr<const void> storage_owner() const noexcept {
+    if (!storage_) return nullptr;
+    return std::shared_ptr<const void>(storage_, storage_->data());
+  }
+  /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
+  /// @brief The whole stored stream: `num_tokens()` tokens in the space's memory.
+  [[nodiscard]] BatchView<const T> tokens() const noexcept {
+    return BatchView<const T>(stored_.get(), num_tokens(), Shape{});
+  }
+
+  /// @brief Batch `index` of an unshuffled epoch, as views into the stream: `x` is windows
+  /// `[index * batch_size(), ...)` (this rank's, when sharded), `y` the same one token on.
+  /// @throws std::out_of_range when `index >= num_batches()`; InvalidArgument when the batch is
+  /// not one span of the stream (a padded batch, or a stride other than the context): read it
+  /// from an epoch, which gathers it.
+  [[nodiscard]] batch_type batch(std::size_t index) const {
+    if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "token dataset");
+    const detail::BatchSlice slice = core_.geometry().slice(index, core_.geometry().replica);
+    RESIDENT_EXPECTS(
+        spans(slice),
+        "batch " + std::to_string(index) +
+            " of this token dataset is not one span of the stream (" +
+            (stride_ != context_ ? "its stride " + std::to_string(stride_) +
+                                       " is not its context " + std::to_string(context_)
+                                 : std::to_string(slice.rows - slice.valid) + " of its " +
+                                       std::to_string(slice.rows) + " rows are padding") +
+            "), so it has no view; read it from an epoch, which gathers it: ds.epoch().batch(" +
+            std::to_string(index) + ")");
+    return views(slice);
+  }
+
+  /// @brief One epoch: the batches in the order `options` gives (see the class comment), with
+  /// the conversions named: `ds.epoch(options)`, `ds.epoch(options, convert<0>(op))`.
+  /// @throws InvalidArgument when a conversion does not fit; CapacityError when a gathering
+  /// epoch's ring does not fit.
+  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
+  [[nodiscard]] epoch_for<TokenDataset, Kernels, Transforms...> epoch(EpochOptions options = {},
+                                                                      Transforms... transforms) {
+    using Pack = detail::TransformPack<num_fields, Transforms...>;
+    static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
+                  "token windows are not images: augment<>() does not apply to a TokenDataset "
+                  "(convert<>() does)");
+    return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...), {}};
+  }
+
+  /// @cond impl
+  // Implementation access for `Epoch` and `TokenCorpus` (see `DeviceDataset`).
+  [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
+    return core_;
+  }
+  [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
+  [[nodiscard]] detail::GatherRing<Space>& impl_ring() noexcept { return ring_; }
+  [[nodiscard]] const detail::GatherRing<Space>& impl_ring() const noexcept { return ring_; }
+  using impl_pass_type = detail::EpochOrder;
+  static constexpr const char* impl_holding = "the token stream";
+  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) const {
+    return {core_.geometry(), options};
+  }
+  [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
+    return stride_ == context_ && options.shuffle != Shuffle::samples;
+  }
+  // A view epoch gathers its padded batches: only a replica's last batch can be one (see
+  // `ShardGeometry::slice`), or all of them on a rank that owns no window.
+  [[nodiscard]] bool impl_gathers_some(const impl_pass_type& pass) const noexcept {
+    const std::size_t batches = core_.num_batches();
+    return batches != 0 && impl_gathers_batch(pass, batches - 1);
+  }
+  [[nodiscard]] bool impl_gathers_batch(const impl_pass_type& pass, std::size_t k) const noexcept {
+    return !spans(pass.slice(core_.geometry(), k));
+  }
+  [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) const {
+    return views(pass.slice(core_.geometry(), k));
+  }
+  struct impl_gathered {
+    detail::RowOrder order;
+    detail::BatchSlice slice;
+  };
+  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
+    return {pass.rows(core_.geometry(), k), pass.slice(core_.geometry(), k)};
+  }
+  // Field 0 (x) reads each window from its start, field 1 (y) one token on.
+  template <std::size_t Field>
+  [[nodiscard]] detail::WindowRows<T> impl_rows(const impl_gathered& /*gathered*/) const noexcept {
+    return {stored_.get() + Field, stride_, stored_windows_.get()};
+  }
+  // Views of the stream need no order: the upload completed before the dataset was made.
+  void impl_wait_view(const impl_pass_type& /*pass*/, std::size_t /*k*/,
+                      typename Space::stream_type /*consumer*/) const noexcept {}
+  void impl_release_view(const impl_pass_type& /*pass*/, std::size_t /*k*/,
+                         typename Space::stream_type /*consumer*/) const noexcept {}
+  [[nodiscard]] const std::array<Shape, num_fields>& impl_row_shapes() const noexcept {
+    return row_shapes_.get();
+  }
+  /// @endcond
+
+ private:
+  friend struct detail::PreloadTokens<Space, T>;
+
+  static std::size_t stream_length(const HostTensor<const T>& tokens) {
+    RESIDENT_EXPECTS(tokens.shape().rank() == 1,
+                     "a token stream is a 1-D tensor, but the tensor given has shape " +
+                         tokens.shape().to_string() +
+                         "; pass the tokens as one axis (Shape{count}), e.g. a flattened view");
+    return tokens.shape()[0];
+  }
+
+  // From a source of any kind (host memory, or token files' bytes): the same checks,
+  // allocation and upload.
+  TokenDataset(Space space, DatasetOptions options, TokenOptions window,
+               const detail::TokenSource& source) {
+    const detail::TokenWindows stream = detail::make_token_windows(source.tokens, window);
+    const auto layout = detail::make_token_layout(options, stream, sizeof(T));
+    detail::check_upload_options(options);
+    const detail::StoredWindows stored = detail::stored_windows(stream, layout.geometry);
+    const std::size_t reserve = detail::reserve_for(space, options);
+    const detail::CapacityVerdict verdict =
+        detail::check_capacity(space, reserve, layout.total_bytes);
+    if (!verdict.fits)
+      throw verdict.refusal(
+          "shard it (Sharding::partitioned stores a rank's windows only), free memory, or load "
+          "it with load_token_file, which streams a token file that does not fit",
+          "token dataset");
+
+    detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
+    detail::Allocation<Space> storage(core.space(), layout.total_bytes, core.stream(),
+                                      core.stream_keep_alive());
+    const std::size_t first_byte = stored.first_token(stream) * sizeof(T);
+    detail::UploadPlan plan;
+    plan.total_bytes = layout.total_bytes;
+    if (source.source.streamed != nullptr)
+      plan.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
+    else
+      plan.parts.push_back({0, layout.total_bytes,
+                            static_cast<const std::byte*>(source.source.memory) + first_byte});
+    space_traits<Space>::upload_engine::upload(core.space(), storage.data(), plan, options,
+                                               core.stream());
+
+    context_ = stream.context;
+    stride_ = stream.stride;
+    stored_ = detail::ResetOnMove<const T*>(
+        reinterpret_cast<const T*>(storage.data()));  // NOLINT: the allocation holds tokens
+    stored_windows_ = detail::ResetOnMove<std::size_t>(stored.windows);
+    first_token_ = detail::ResetOnMove<std::size_t>(stored.first_token(stream));
+    row_shapes_ = detail::ResetOnMove<std::array<Shape, num_fields>>(
+        {Shape{stream.context}, Shape{stream.context}});
+    storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
+    core_ = std::move(core);
+  }
+
+  // Whether a batch's rows are one span of the stream: consecutive windows that tile it, none
+  // of them padding.
+  [[nodiscard]] bool spans(const detail::BatchSlice& slice) const noexcept {
+    return stride_ == context_ && slice.valid == slice.rows;
+  }
+  [[nodiscard]] batch_type views(const detail::BatchSlice& slice) const {
+    const T* x = stored_.get() + slice.first * stride_;
+    const Shape row{context_};
+    return batch_type(BatchView<const T>(x, slice.rows, row),
+                      BatchView<const T>(x + 1, slice.rows, row));
+  }
+
+  detail::DatasetCore<Space, num_fields> core_;
+  std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
+  std::size_t context_ = 0;                             // kept after a move, as the batch size
+  std::size_t stride_ = 0;
+  detail::ResetOnMove<const T*> stored_;  // the allocation's tokens
+  detail::ResetOnMove<std::size_t> stored_windows_;
+  detail::ResetOnMove<std::size_t> first_token_;
+  detail::ResetOnMove<std::array<Shape, num_fields>> row_shapes_;
+  detail::GatherRing<Space> ring_;  // of gathering epochs, made by the first
+};
+
+/// Deduces the token type from the tensor: `TokenDataset ds(space, options, window, tokens)`.
+template <class Space, class T>
+TokenDataset(Space, DatasetOptions, TokenOptions, HostTensor<T>)
+    -> TokenDataset<Space, std::remove_const_t<T>>;
+
+/// @brief Exchanges the contents of two token datasets.
+template <class Space, class T>
+void swap(TokenDataset<Space, T>& a, TokenDataset<Space, T>& b) noexcept {
+  a.swap(b);
+}
+
+namespace detail {
+
+/// @brief Makes a `TokenDataset` from a prepared source (the token file loader's streamed
+/// bytes), whose constructor is private so that no public signature names a `detail` type.
+template <class Space, class T>
+struct PreloadTokens {
+  static TokenDataset<Space, T> make(Space space, const DatasetOptions& options,
+                                     const TokenOptions& window, const TokenSource& source) {
+    return TokenDataset<Space, T>(std::move(space), options, window, source);
+  }
+};
+
+}  // namespace detail
+
+}  // namespace resident
