@@ -198,18 +198,18 @@ std::size_t partitioned_bytes(const DatasetLayout<Fields>& layout, DatasetOption
   return place_fields(layout, make_geometry(layout.source_rows, options)).total_bytes;
 }
 
-/// The fewest ranks whose partitioned parts fit in `usable` bytes (0 when none does), by
-/// bisection: a part never grows as the world does.
-template <std::size_t Fields>
-std::size_t fewest_partition_ranks(const DatasetLayout<Fields>& layout,
-                                   const DatasetOptions& options, std::size_t usable) {
+/// The fewest ranks, at most `rows`, whose partitioned parts fit in `usable` bytes (0 when none
+/// does), where `part_bytes(world)` is the largest part's bytes across `world` ranks: by
+/// bisection, since a part never grows as the world does.
+template <class PartBytes>
+std::size_t fewest_partition_ranks(std::size_t rows, std::size_t usable, PartBytes&& part_bytes) {
   constexpr std::size_t max_world = 1 << 20;  // Shard::world_size is an int; enough for any job
-  std::size_t high = std::min(std::max<std::size_t>(layout.source_rows, 1), max_world);
-  if (partitioned_bytes(layout, options, high) > usable) return 0;
+  std::size_t high = std::min(std::max<std::size_t>(rows, 1), max_world);
+  if (part_bytes(high) > usable) return 0;
   std::size_t low = 1;
   while (low < high) {
     const std::size_t middle = low + (high - low) / 2;
-    if (partitioned_bytes(layout, options, middle) <= usable)
+    if (part_bytes(middle) <= usable)
       high = middle;
     else
       low = middle + 1;
@@ -299,6 +299,16 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
                    " or more ranks it would fit";
 }
 
+/// `recommend` for a plan of `options`: the rank it was made for, the chunk slots' advice.
+inline void advise(Plan& plan, const DatasetOptions& options) {
+  recommend(plan,
+            options.shard.world_size == 1 ? std::string()
+                                          : " for rank " + std::to_string(options.shard.rank) +
+                                                " of " + std::to_string(options.shard.world_size) +
+                                                " (" + sharding_name(options.sharding) + ")",
+            chunk_slots_advice(options));
+}
+
 /// The plan of a computed layout: the capacity verdict the constructors reach
 /// (`check_capacity`, so that the two can never disagree), then the advice on top.
 /// `stream_order` is the order a stream of these rows would take (see `StreamOrder`).
@@ -332,7 +342,9 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   const std::size_t usable = verdict.usable_bytes();
   verdict.fits_with_ring = verdict.fits && verdict.ring_bytes <= usable - verdict.needed_bytes;
   verdict.compact_bytes = compact_layout(layout, kinds, verdict.compact_dtypes).total_bytes;
-  verdict.partition_world_size = fewest_partition_ranks(layout, options, usable);
+  verdict.partition_world_size = fewest_partition_ranks(
+      layout.source_rows, usable,
+      [&](std::size_t world) { return partitioned_bytes(layout, options, world); });
   // Invalid stream options leave the preload figures standing: a DeviceDataset ignores them.
   verdict.stream_refusal = stream_options_problem(options.streaming);
   if (verdict.stream_refusal.empty()) {
@@ -346,12 +358,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
     verdict.stream_fits = stream.total_bytes <= usable && ring <= usable - stream.total_bytes;
     verdict.stream_order = stream_order;
   }
-  recommend(verdict,
-            options.shard.world_size == 1 ? std::string()
-                                          : " for rank " + std::to_string(options.shard.rank) +
-                                                " of " + std::to_string(options.shard.world_size) +
-                                                " (" + sharding_name(options.sharding) + ")",
-            chunk_slots_advice(options));
+  advise(verdict, options);
   return verdict;
 }
 

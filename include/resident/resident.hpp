@@ -19,6 +19,7 @@
 #include "resident/host_tensor.hpp"
 #include "resident/image_layout.hpp"
 #include "resident/load_dataset.hpp"
+#include "resident/load_tokens.hpp"
 #include "resident/memory_space.hpp"
 #include "resident/npy.hpp"
 #include "resident/permutation.hpp"

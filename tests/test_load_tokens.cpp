@@ -1,0 +1,309 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+// load_token_file: llm.c shards and 1-D .npy files, one or many end to end, preloaded or
+// streamed with the same batches; every malformed file refused with a FormatError that names
+// the fault; plan() and plan_token_file figures.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "resident/host_space.hpp"
+#include "resident/load_tokens.hpp"
+#include "support/spaces.hpp"
+#include "support/temp_npy.hpp"
+#include "support/token_checks.hpp"
+
+namespace {
+
+using resident::DatasetOptions;
+using resident::EpochOptions;
+using resident::HostSpace;
+using resident::HostTensor;
+using resident::Remainder;
+using resident::Shape;
+using resident::Shuffle;
+using resident::StreamOrder;
+using resident::TokenOptions;
+
+/// A scratch file named after the test's process, removed at the end of the test.
+struct ScratchFile {
+  explicit ScratchFile(const std::string& name)
+      : path(::testing::TempDir() + "resident_tokens_" + std::to_string(::getpid()) + "_" + name) {}
+  ~ScratchFile() { std::remove(path.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  std::string path;
+};
+
+/// The bytes of an llm.c shard: 256 little-endian int32 (magic, version, count, zeros), then
+/// the tokens.
+std::string shard_bytes(const std::vector<std::uint16_t>& tokens, std::int32_t magic = 20240520,
+                        std::int32_t version = 1, std::optional<std::int32_t> count = {}) {
+  std::vector<std::int32_t> header(256, 0);
+  header[0] = magic;
+  header[1] = version;
+  header[2] = count.value_or(static_cast<std::int32_t>(tokens.size()));
+  std::string bytes(reinterpret_cast<const char*>(header.data()), 1024);  // little-endian host
+  bytes.append(reinterpret_cast<const char*>(tokens.data()), tokens.size() * 2);
+  return bytes;
+}
+
+std::vector<std::uint16_t> slice(const std::vector<std::uint16_t>& tokens, std::size_t first,
+                                 std::size_t last) {
+  return {tokens.begin() + static_cast<std::ptrdiff_t>(first),
+          tokens.begin() + static_cast<std::ptrdiff_t>(last)};
+}
+
+/// Expects `load` to throw a FormatError whose message holds `says`.
+template <class Load>
+void expect_format_error(Load&& load, const std::string& says) {
+  try {
+    load();
+    ADD_FAILURE() << "accepted; expected a FormatError saying: " << says;
+  } catch (const resident::FormatError& error) {
+    EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
+  }
+}
+
+TEST(LoadTokenFile, MalformedShardsAreRefusedWithTheFault) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(300);
+  const ScratchFile file("bad.bin");
+  const auto load = [&] {
+    (void)resident::load_token_file<std::uint16_t>(HostSpace{}, DatasetOptions{},
+                                                   TokenOptions{8, 0}, {file.path});
+  };
+  const auto refused = [&](const std::string& bytes, const std::string& says) {
+    SCOPED_TRACE(says);
+    resident::testing::write_file(file.path, bytes);
+    expect_format_error(load, says);
+  };
+  refused(shard_bytes(tokens, 20240521), "the magic number is 20240521, expected 20240520");
+  refused(shard_bytes(tokens, 20240520, 2), "the version is 2, expected 1");
+  refused(shard_bytes(tokens, 20240520, 1, 301),
+          "the header counts 301 tokens (602 bytes after the header), but the file has 600 "
+          "bytes after it: it is truncated");
+  refused(shard_bytes(tokens, 20240520, 1, 299),
+          "counts 299 tokens (598 bytes after the header), but the file has 600 bytes after it: "
+          "it has bytes the count leaves out");
+  refused(shard_bytes(tokens, 20240520, 1, -5), "the token count is -5, negative");
+  refused(shard_bytes(tokens).substr(0, 1000), "the file is 1000 bytes, shorter than the 1024");
+  refused(shard_bytes(tokens).substr(0, 1500), "it is truncated");
+  refused("", "the file is 0 bytes");
+  // A well-formed shard loads, and as another token type it is refused.
+  resident::testing::write_file(file.path, shard_bytes(tokens));
+  EXPECT_NO_THROW(load());
+  expect_format_error(
+      [&] {
+        (void)resident::load_token_file<std::uint32_t>(HostSpace{}, DatasetOptions{},
+                                                       TokenOptions{8, 0}, {file.path});
+      },
+      "holds uint16 tokens, but they were asked for as u4; load it as std::uint16_t");
+}
+
+TEST(LoadTokenFile, AFifoIsRefusedBeforeAnythingBlocks) {
+  const ScratchFile fifo("fifo.bin");
+  ASSERT_EQ(::mkfifo(fifo.path.c_str(), 0600), 0);
+  expect_format_error(
+      [&] {
+        (void)resident::load_token_file<std::uint16_t>(HostSpace{}, DatasetOptions{},
+                                                       TokenOptions{8, 0}, {fifo.path});
+      },
+      "FIFO");
+}
+
+TEST(LoadTokenFile, NpyFilesOfAnotherTypeRankOrByteOrderAreRefused) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(200);
+  const resident::testing::TempNpy flat("tokens_flat", tokens, Shape{200});
+  const resident::testing::TempNpy square("tokens_square", tokens, Shape{10, 20});
+  const auto load = [](const std::string& path, auto type) {
+    using T = decltype(type);
+    return [path] {
+      (void)resident::load_token_file<T>(HostSpace{}, DatasetOptions{}, TokenOptions{8, 0}, {path});
+    };
+  };
+  EXPECT_NO_THROW(load(flat.path, std::uint16_t{})());
+  expect_format_error(load(flat.path, std::int32_t{}),
+                      "the file holds u2 elements, but the tokens were asked for as i4");
+  expect_format_error(load(square.path, std::uint16_t{}),
+                      "the array has shape (10, 20), but a token stream has one axis");
+  // The same file, its header saying big-endian.
+  std::FILE* in = std::fopen(flat.path.c_str(), "rb");
+  ASSERT_NE(in, nullptr);
+  std::string bytes(4096, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), in));
+  std::fclose(in);
+  const std::size_t at = bytes.find("'<u2'");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '>';
+  const ScratchFile big("big.npy");
+  resident::testing::write_file(big.path, bytes);
+  expect_format_error(load(big.path, std::uint16_t{}), "the tokens are big-endian");
+  EXPECT_THROW(load(flat.path + ".missing", std::uint16_t{})(), resident::FormatError);
+  EXPECT_THROW((void)resident::load_token_file<std::uint16_t>(HostSpace{}, DatasetOptions{},
+                                                              TokenOptions{8, 0}, {}),
+               resident::InvalidArgument);
+}
+
+// Shards and .npy files end to end are one stream: a window may run from one file into the
+// next, and the batches are those of the tokens given as one tensor.
+TEST(LoadTokenFile, FilesEndToEndAreOneStream) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(1000);
+  const ScratchFile first("first.bin"), third("third.bin");
+  resident::testing::write_file(first.path, shard_bytes(slice(tokens, 0, 333)));
+  const resident::testing::TempNpy second("tokens_second", slice(tokens, 333, 600), Shape{267});
+  resident::testing::write_file(third.path, shard_bytes(slice(tokens, 600, 1000)));
+  DatasetOptions options;
+  options.batch_size = 6;
+  options.remainder = Remainder::pad;
+  const TokenOptions window{10, 0};
+  auto corpus = resident::load_token_file<std::uint16_t>(HostSpace{}, options, window,
+                                                         {first.path, second.path, third.path});
+  ASSERT_FALSE(corpus.is_streaming());
+  EXPECT_EQ(corpus.context(), 10u);
+  EXPECT_EQ(corpus.num_rows(), 99u);
+  EXPECT_EQ(corpus.plan().needed_bytes, (99u * 10 + 1) * 2);
+  resident::TokenDataset reference(HostSpace{}, options, window,
+                                   HostTensor<const std::uint16_t>(tokens.data(), Shape{1000}));
+  for (Shuffle shuffle : {Shuffle::none, Shuffle::samples}) {
+    auto got = corpus.epoch({4, 1, shuffle});
+    auto want = reference.epoch({4, 1, shuffle});
+    const auto a = resident::testing::token_epoch(corpus, got, tokens);
+    const auto b = resident::testing::token_epoch(reference, want, tokens);
+    EXPECT_EQ(a.bytes, b.bytes);
+    EXPECT_EQ(a.windows, b.windows);
+  }
+}
+
+/// A space too small for the tokens, in which their stream fits.
+HostSpace small_space() { return HostSpace::with_budget(std::size_t{40} << 10); }
+
+// Token files larger than the space stream, with the batches of the preloaded stream, bit for
+// bit, under every order, remainder and shard count, and both stream orders where they keep the
+// epoch's order (whole-epoch order always; window order serves chunks in another order when it
+// shuffles, so there each window is checked to come once).
+TEST(LoadTokenFile, StreamingServesThePreloadedBatches) {
+  // 3,750 windows: a rank of three holds 80 KB of them, twice the space.
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(120011);
+  const ScratchFile a("stream_a.bin"), b("stream_b.bin");
+  resident::testing::write_file(a.path, shard_bytes(slice(tokens, 0, 70000)));
+  resident::testing::write_file(b.path, shard_bytes(slice(tokens, 70000, 120011)));
+  const TokenOptions window{32, 0};
+  for (const auto& c : resident::testing::token_cases()) {
+    if (c.stride != 0 || c.sharding == resident::Sharding::replicated) continue;
+    for (StreamOrder order : {StreamOrder::whole_epoch, StreamOrder::window}) {
+      SCOPED_TRACE(resident::testing::token_case_name(c) +
+                   (order == StreamOrder::window ? " window order" : " whole-epoch order"));
+      for (int rank = 0; rank < c.world; ++rank) {
+        DatasetOptions options;
+        options.batch_size = 16;
+        options.remainder = c.remainder;
+        options.shard = {rank, c.world, 0};
+        options.streaming.order = order;
+        options.streaming.chunk_batches = 3;
+        auto streamed = resident::load_token_file<std::uint16_t>(small_space(), options, window,
+                                                                 {a.path, b.path});
+        ASSERT_TRUE(streamed.is_streaming()) << streamed.plan().reason;
+        EXPECT_EQ(streamed.plan().recommendation, resident::Recommendation::stream);
+        resident::TokenDataset preloaded(
+            HostSpace{}, options, window,
+            HostTensor<const std::uint16_t>(tokens.data(), Shape{tokens.size()}));
+        auto got = streamed.epoch({9, 2, c.shuffle});
+        auto want = preloaded.epoch({9, 2, c.shuffle});
+        const auto s = resident::testing::token_epoch(streamed, got, tokens);
+        const auto p = resident::testing::token_epoch(preloaded, want, tokens);
+        if (::testing::Test::HasFatalFailure()) return;
+        EXPECT_EQ(s.rows, p.rows);
+        EXPECT_EQ(s.valid, p.valid);
+        if (order == StreamOrder::whole_epoch || c.shuffle == Shuffle::none) {
+          EXPECT_EQ(s.bytes, p.bytes);
+        } else {
+          // The same windows; under `drop` as many, each once (a window-order stream leaves
+          // out the rows of its own batch grid, a preloaded sample shuffle those of its own).
+          std::vector<std::size_t> x = s.windows, y = p.windows;
+          std::sort(x.begin(), x.end());
+          std::sort(y.begin(), y.end());
+          if (c.remainder != Remainder::drop) {
+            EXPECT_EQ(x, y);
+          }
+          EXPECT_EQ(x.size(), y.size());
+          EXPECT_EQ(std::adjacent_find(x.begin(), x.end()), x.end());
+        }
+      }
+    }
+  }
+}
+
+TEST(LoadTokenFile, AStreamNeedsWindowsThatTileIt) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(30000);
+  const ScratchFile file("overlap.bin");
+  resident::testing::write_file(file.path, shard_bytes(tokens));
+  const TokenOptions window{32, 8};
+  const auto plan = resident::plan_token_file<std::uint16_t>(small_space(), DatasetOptions{},
+                                                             window, {file.path});
+  EXPECT_FALSE(plan.fits);
+  EXPECT_FALSE(plan.stream_fits);
+  EXPECT_NE(plan.stream_refusal.find("TokenOptions::stride is 8 and the context 32"),
+            std::string::npos)
+      << plan.stream_refusal;
+  EXPECT_THROW((void)resident::load_token_file<std::uint16_t>(small_space(), DatasetOptions{},
+                                                              window, {file.path}),
+               resident::InvalidArgument);
+  // Where the tokens fit, they preload, overlapping windows and all.
+  EXPECT_FALSE(
+      resident::load_token_file<std::uint16_t>(HostSpace{}, DatasetOptions{}, window, {file.path})
+          .is_streaming());
+}
+
+TEST(LoadTokenFile, AFileChangedWhileStreamingIsRefusedAtTheBatch) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(30000);
+  const ScratchFile file("changing.bin");
+  resident::testing::write_file(file.path, shard_bytes(tokens));
+  DatasetOptions options;
+  options.streaming.order = StreamOrder::window;
+  options.streaming.chunk_batches = 1;
+  options.batch_size = 16;
+  auto corpus = resident::load_token_file<std::uint16_t>(small_space(), options,
+                                                         TokenOptions{32, 0}, {file.path});
+  ASSERT_TRUE(corpus.is_streaming());
+  ::truncate(file.path.c_str(), 2048);
+  EXPECT_THROW(
+      {
+        auto epoch = corpus.epoch();
+        for (std::size_t k = 0; k < epoch.size(); ++k) (void)epoch.batch(k);
+      },
+      resident::FormatError);
+}
+
+TEST(PlanTokens, NeedsEachTokenOnceAndSaysWhenToPartition) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(100001);
+  const HostTensor<const std::uint16_t> stream(tokens.data(), Shape{tokens.size()});
+  const TokenOptions window{100, 0};
+  DatasetOptions options;
+  options.reserve_bytes = 0;
+  const auto roomy = resident::plan(HostSpace{}, options, window, stream);
+  EXPECT_TRUE(roomy.fits);
+  EXPECT_EQ(roomy.recommendation, resident::Recommendation::preload);
+  EXPECT_EQ(roomy.needed_bytes, 200002u);
+  EXPECT_EQ(roomy.num_rows, 1000u);
+  options.shard = {0, 4, 0};
+  options.sharding = resident::Sharding::replicated;
+  const auto tight = resident::plan(HostSpace::with_budget(100000), options, window, stream);
+  EXPECT_FALSE(tight.fits);
+  EXPECT_EQ(tight.replicated_rank_bytes, 200002u);
+  EXPECT_EQ(tight.partitioned_rank_bytes, (250u * 100 + 1) * 2);
+  EXPECT_EQ(tight.partition_world_size, 3u);
+  EXPECT_EQ(tight.recommendation, resident::Recommendation::partition);
+  EXPECT_TRUE(tight.compact_dtypes.empty());
+}
+
+}  // namespace
