@@ -21,7 +21,7 @@
 # nvidia-smi, or host-<N>core-cpu without a GPU. Prints the folder on its last line.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-benchmarks=(bench_batch_view bench_upload bench_epoch bench_stream bench_preload_vs_stream)
+benchmarks=(bench_batch_view bench_upload bench_epoch bench_stream bench_tokens bench_preload_vs_stream)
 usage="usage: scripts/bench.sh [--build-dir DIR] [--out DIR] [--quick] [--timeout S]"
 usage+=" [--allow-missing] | --list"
 build=build/ci

@@ -12,7 +12,8 @@
 #             the device-loss test, the misuse suite, the internals' tests, the quickstart on
 #             the device, torch.from_dlpack reading every field and batch on the device, and
 #             train_mlp on the digits data on the host and on the device with the same seed
-#             (test accuracies printed, within 1 point of each other)
+#             (test accuracies printed, within 1 point of each other), and train_tokens on the
+#             device (a held-out gain of at least 1 bit per byte over the unigram baseline)
 #   bench     ~2.5 min, at most 8: every benchmark with JSON (scripts/bench.sh --quick: short
 #             measurements, no 4 GiB rows), the PyTorch peers and, where matplotlib is
 #             installed, the plots under img/
@@ -49,7 +50,8 @@ done
 bundled=(tests/resident_tests tests/resident_cuda_tests tests/resident_device_loss
   tests/resident_adversarial tests/resident_detail_tests tests/resident_detail_adversarial
   tests/resident_cuda_versions tests/resident_sanitizer_canary
-  tests/libresident_dlpack_exporter.so examples/quickstart examples/train_mlp)
+  tests/libresident_dlpack_exporter.so examples/quickstart examples/train_mlp
+  examples/train_tokens)
 mapfile -t benchmarks < <(scripts/bench.sh --list)
 bundled+=("${benchmarks[@]/#/benchmarks/}")
 # train_mlp on the digits as examples/CMakeLists.txt runs it (example.train_mlp_digits).
@@ -211,6 +213,15 @@ export RESIDENT_REQUIRE_CUDA=1  # a test that would skip for want of a device fa
 step cuda check_cuda || not_run "the driver cannot run the bundled build (see above)"
 step libraries check_libraries
 
+# The byte-level language model on the device, on the machine's Python sources, held to the
+# gain its ctest asks (example.train_tokens_cuda).
+train_tokens_cuda() {
+  limit 60 "$build/examples/train_tokens" --device cuda | tee "$out/train_tokens-cuda.txt" ||
+    return 1
+  grep -qE 'cuda:0: held-out bits/byte: .*gain over unigram [1-9]\.[0-9]+ bits/byte' \
+    "$out/train_tokens-cuda.txt"
+}
+
 train_mlp_host_vs_cuda() {
   local space accuracy host cuda
   for space in host cuda; do
@@ -248,6 +259,7 @@ phase_tests() {
   step quickstart limit 30 "$build/examples/quickstart" --space cuda
   step dlpack-torch dlpack_torch
   step train_mlp-digits train_mlp_host_vs_cuda
+  step train_tokens-cuda train_tokens_cuda
 }
 
 plot() {
