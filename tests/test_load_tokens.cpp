@@ -110,15 +110,46 @@ TEST(LoadTokenFile, MalformedShardsAreRefusedWithTheFault) {
       "holds uint16 tokens, but they were asked for as u4; load it as std::uint16_t");
 }
 
-TEST(LoadTokenFile, AFifoIsRefusedBeforeAnythingBlocks) {
+TEST(LoadTokenFile, AFifoIsRefusedBeforeAnythingBlocksAsATokenFile) {
   const ScratchFile fifo("fifo.bin");
   ASSERT_EQ(::mkfifo(fifo.path.c_str(), 0600), 0);
+  const auto load = [](const std::string& path) {
+    return [path] {
+      (void)resident::load_token_file<std::uint16_t>(HostSpace{}, DatasetOptions{},
+                                                     TokenOptions{8, 0}, {path});
+    };
+  };
+  expect_format_error(load(fifo.path),
+                      "not a regular file: a regular token file (an llm.c .bin shard or a 1-D "
+                      ".npy file) was expected");
+  expect_format_error(load(fifo.path + ".missing"),
+                      "pass the path of a readable token file (an llm.c .bin shard");
+  expect_format_error(load(""), "the path is empty; pass the path of a token file");
+}
+
+// A file that changes while the tokens are read into the dataset is refused as such, and the
+// space is left as it was.
+TEST(LoadTokenFile, AFileChangedWhileItPreloadsIsRefusedAndNothingIsKept) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(40000);
+  const ScratchFile file("preload_change.bin");
+  resident::testing::write_file(file.path, shard_bytes(tokens));
+  DatasetOptions options;
+  options.upload_block_bytes = 4096;
+  bool changed = false;
+  options.on_progress = [&](const resident::Progress&) {
+    if (!changed) changed = ::truncate(file.path.c_str(), 30000) == 0;
+    return true;
+  };
+  const auto space = HostSpace::with_budget(std::size_t{1} << 20);
   expect_format_error(
       [&] {
-        (void)resident::load_token_file<std::uint16_t>(HostSpace{}, DatasetOptions{},
-                                                       TokenOptions{8, 0}, {fifo.path});
+        (void)resident::load_token_file<std::uint16_t>(space, options, TokenOptions{8, 0},
+                                                       {file.path});
       },
-      "FIFO");
+      "the file changed while the dataset was made from it: its size changed from 81024 to "
+      "30000 bytes (it was truncated); keep a file unchanged while a dataset is made from it");
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(space.used_bytes(), 0u);
 }
 
 TEST(LoadTokenFile, NpyFilesOfAnotherTypeRankOrByteOrderAreRefused) {
@@ -240,6 +271,35 @@ TEST(LoadTokenFile, StreamingServesThePreloadedBatches) {
         }
       }
     }
+  }
+}
+
+// batch(i), the unshuffled view, refuses a padded batch whichever way the tokens are held.
+TEST(LoadTokenFile, APaddedBatchHasNoViewPreloadedOrStreamed) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(60001);
+  const ScratchFile file("padded.bin");
+  resident::testing::write_file(file.path, shard_bytes(tokens));
+  DatasetOptions options;
+  options.batch_size = 7;
+  options.remainder = Remainder::pad;
+  for (const HostSpace& space : {HostSpace{}, small_space()}) {
+    auto corpus =
+        resident::load_token_file<std::uint16_t>(space, options, TokenOptions{64, 0}, {file.path});
+    SCOPED_TRACE(corpus.is_streaming() ? "streamed" : "preloaded");
+    const std::size_t last = corpus.num_batches() - 1;
+    EXPECT_NO_THROW((void)corpus.batch(last - 1));
+    try {
+      (void)corpus.batch(last);
+      ADD_FAILURE() << "a padded batch has no view";
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("of its 7 rows are padding"), std::string::npos)
+          << error.what();
+    }
+    EXPECT_THROW((void)corpus.batch(last + 1), std::out_of_range);
+    auto epoch = corpus.epoch();
+    const auto [x, y] = epoch.batch(last);  // an epoch gathers it
+    EXPECT_EQ(x.rows(), 7u);
+    EXPECT_EQ(y.valid_rows(), (60001u - 65) / 64 + 1 - last * 7);
   }
 }
 

@@ -149,6 +149,8 @@ TEST(TokenDataset, RefusesWhatIsNotATokenStream) {
   refuses({8, 0}, Shape{8, 8}, "a token stream is a 1-D tensor, but the tensor given has shape");
   refuses({0, 0}, Shape{64}, "TokenOptions::context is 0");
   refuses({64, 0}, Shape{64}, "64 tokens, fewer than one window needs");
+  refuses({SIZE_MAX, 0}, Shape{64},
+          "64 tokens, fewer than one window needs: TokenOptions::context 18446744073709551615");
   EXPECT_NO_THROW(TokenDataset(HostSpace{}, DatasetOptions{}, TokenOptions{63, 0},
                                HostTensor<const std::uint16_t>(tokens.data(), Shape{64})));
 }

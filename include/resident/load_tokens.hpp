@@ -60,6 +60,17 @@ class TokenCorpus : public BasicDataset<TokenDataset<Space, T>, StreamingDataset
     stride_ = context_;
   }
 
+  /// @brief Batch `index` of an unshuffled epoch, as views (see `TokenDataset::batch`).
+  /// @throws std::out_of_range past the end; InvalidArgument for a batch that is not one span
+  /// of the stream (a padded batch), preloaded or streamed alike.
+  [[nodiscard]] typename Base::batch_type batch(std::size_t index) {
+    if (auto* streamed = this->streaming(); streamed != nullptr && index < this->num_batches()) {
+      const auto& geometry = streamed->impl_core().geometry();
+      detail::refuse_unless_span(index, geometry.slice(index, geometry.replica), context_, stride_);
+    }
+    return Base::batch(index);
+  }
+
   /// @brief Tokens of a row of `x` and of `y`.
   [[nodiscard]] std::size_t context() const noexcept { return context_; }
   /// @brief Tokens from one window's start to the next's.
@@ -183,7 +194,8 @@ TokenFile npy_token_file(std::shared_ptr<const ReadFile> file) {
 /// and for any fault of either format.
 template <class T>
 TokenFile open_token_file(const std::string& path) {
-  auto file = std::make_shared<const ReadFile>(path);
+  auto file =
+      std::make_shared<const ReadFile>(path, "token file (an llm.c .bin shard or a 1-D .npy file)");
   constexpr std::array<unsigned char, 6> npy_magic{0x93, 'N', 'U', 'M', 'P', 'Y'};
   std::array<unsigned char, 6> start{};
   if (file->identity().size >= start.size())
@@ -319,7 +331,7 @@ StreamingDataset<Space, T, T> stream_token_files(Space space, const DatasetOptio
     // Read once: the rank's windows' tokens, which both fields read, at their places in memory
     // for the whole stream (pages never written take none).
     const RowRange range = streamed_source_rows(layout.geometry, stream.windows);
-    const RowSource all = RowSource::files(files.spans, 0, files.tokens, sizeof(T));
+    const RowSource all = RowSource::files(files.spans, 0, files.tokens, sizeof(T)).read_once();
     std::shared_ptr<std::byte> memory =
         row_memory_for(files.tokens * sizeof(T), "the token files' " + format_bytes(bytes));
     all.read(range.first * stream.stride, stream.span(range.rows),
@@ -337,7 +349,7 @@ StreamingDataset<Space, T, T> stream_token_files(Space space, const DatasetOptio
 template <class Space, class T>
 TokenDataset<Space, T> preload_token_files(Space space, const DatasetOptions& options,
                                            const TokenOptions& window, const TokenFiles& files) {
-  const RowSource bytes = RowSource::files(files.spans, 0, files.tokens * sizeof(T), 1);
+  const RowSource bytes = RowSource::files(files.spans, 0, files.tokens * sizeof(T), 1).read_once();
   const StreamedBytes read = [&bytes](std::size_t first, std::size_t count, std::byte* into) {
     bytes.read(first, count, into);
   };

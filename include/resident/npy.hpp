@@ -243,7 +243,10 @@ HeaderDict parse_header_dict(std::string_view text, Fail&& fail) {
     if (key == "descr") {
       if (seen_descr) fail(key_at, "the key 'descr' appears twice");
       seen_descr = true;
-      if (peek('[')) fail(at, "structured (record) dtypes are not supported");
+      if (peek('['))
+        fail(at,
+             "structured (record) dtypes are not supported; save each field as an array of its "
+             "own");
       header.descr = parse_string();
     } else if (key == "fortran_order") {
       if (seen_order) fail(key_at, "the key 'fortran_order' appears twice");
@@ -406,7 +409,8 @@ Header parse_header(std::size_t size, Read&& read, Fail&& fail) {
                 " bytes, over the 1 MiB a NumPy header can sensibly need");
   if (header_start + header_bytes > size)
     fail(8, "the header length " + std::to_string(header_bytes) +
-                " runs past the end of the file (" + std::to_string(size) + " bytes)");
+                " runs past the end of the file (" + std::to_string(size) +
+                " bytes): the file is truncated; write it again");
   std::string text(header_bytes, '\0');
   read(header_start, header_bytes, text.data());
   if (text.empty() || text.back() != '\n')
@@ -435,11 +439,13 @@ Header parse_header(std::size_t size, Read&& read, Fail&& fail) {
   if (size - header.data_offset < bytes)
     fail(size, "the data is shorter than the shape requires (" + std::to_string(bytes) +
                    " bytes for " + header.shape.to_string() + ", the file has " +
-                   std::to_string(size - header.data_offset) + ")");
+                   std::to_string(size - header.data_offset) +
+                   "): the file is truncated; write it again");
   if (size - header.data_offset > bytes)
     fail(header.data_offset + bytes, "the data is longer than the shape requires (" +
                                          std::to_string(size - header.data_offset - bytes) +
-                                         " trailing bytes)");
+                                         " trailing bytes): something was written after the "
+                                         "array; write it again with numpy.save");
   return header;
 }
 

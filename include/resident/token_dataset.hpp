@@ -133,16 +133,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   [[nodiscard]] batch_type batch(std::size_t index) const {
     if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "token dataset");
     const detail::BatchSlice slice = core_.geometry().slice(index, core_.geometry().replica);
-    RESIDENT_EXPECTS(
-        spans(slice),
-        "batch " + std::to_string(index) +
-            " of this token dataset is not one span of the stream (" +
-            (stride_ != context_ ? "its stride " + std::to_string(stride_) +
-                                       " is not its context " + std::to_string(context_)
-                                 : std::to_string(slice.rows - slice.valid) + " of its " +
-                                       std::to_string(slice.rows) + " rows are padding") +
-            "), so it has no view; read it from an epoch, which gathers it: ds.epoch().batch(" +
-            std::to_string(index) + ")");
+    detail::refuse_unless_span(index, slice, context_, stride_);
     return views(slice);
   }
 

@@ -45,15 +45,30 @@ inline TokenWindows make_token_windows(std::size_t tokens, const TokenOptions& o
   windows.context = options.context;
   windows.stride = options.stride == 0 ? options.context : options.stride;
   windows.tokens = tokens;
-  const std::size_t window_tokens = checked_add(options.context, 1, "token window size");
-  RESIDENT_EXPECTS(tokens >= window_tokens,
+  // `tokens > context`, not `tokens >= context + 1`: no context overflows.
+  RESIDENT_EXPECTS(tokens > options.context,
                    "the token stream has " + std::to_string(tokens) +
                        " tokens, fewer than one window needs: TokenOptions::context " +
-                       std::to_string(options.context) + " inputs and one target more (" +
-                       std::to_string(window_tokens) +
-                       " tokens); use a shorter context or a longer stream");
-  windows.windows = (tokens - window_tokens) / windows.stride + 1;
+                       std::to_string(options.context) +
+                       " inputs and one target more; use a shorter context or a longer stream");
+  windows.windows = (tokens - options.context - 1) / windows.stride + 1;
   return windows;
+}
+
+/// @brief Refuses batch `index` of `slice` as a view of the stream unless it is one span:
+/// windows that tile the stream (`stride == context`), none of them padding.
+/// @throws InvalidArgument saying why and that an epoch gathers it.
+inline void refuse_unless_span(std::size_t index, const BatchSlice& slice, std::size_t context,
+                               std::size_t stride) {
+  RESIDENT_EXPECTS(
+      stride == context && slice.valid == slice.rows,
+      "batch " + std::to_string(index) + " of this token dataset is not one span of the stream (" +
+          (stride != context ? "its stride " + std::to_string(stride) + " is not its context " +
+                                   std::to_string(context)
+                             : std::to_string(slice.rows - slice.valid) + " of its " +
+                                   std::to_string(slice.rows) + " rows are padding") +
+          "), so it has no view; read it from an epoch, which gathers it: ds.epoch().batch(" +
+          std::to_string(index) + ")");
 }
 
 /// @brief The tokens a rank stores: windows `[first_window, first_window + windows)` of the

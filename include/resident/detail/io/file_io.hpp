@@ -66,12 +66,14 @@ inline std::string format_time(const ::timespec& time) {
 /// `FormatError` before it can block (a FIFO's open waits for a writer, a device never ends).
 class ReadFile {
  public:
-  /// Opens `path` (following symbolic links) and records the file's identity.
+  /// Opens `path` (following symbolic links) and records the file's identity; `kind` names
+  /// the file expected in messages (".npy file").
   /// @throws FormatError for an empty path, a file that cannot be opened, or one that is not a
   /// regular file.
-  explicit ReadFile(std::string path) : path_(std::move(path)) {
+  explicit ReadFile(std::string path, std::string kind = ".npy file")
+      : path_(std::move(path)), kind_(std::move(kind)) {
     if (path_.empty())
-      throw FormatError(path_, 0, "the path is empty; pass the path of a .npy file");
+      throw FormatError(path_, 0, "the path is empty; pass the path of a " + kind_);
     // stat before open: a device is refused without opening it (an open can have effects of its
     // own), and a socket, which open() refuses with ENXIO, is named for what it is.
     struct ::stat status {};
@@ -139,19 +141,20 @@ class ReadFile {
   [[nodiscard]] FormatError cannot_open(int error) const {
     return FormatError(path_, 0,
                        std::string("cannot open the file: ") + std::strerror(error) +
-                           "; pass the path of a readable .npy file");
+                           "; pass the path of a readable " + kind_);
   }
 
   void refuse_unless_regular(::mode_t mode) const {
     if (S_ISREG(mode)) return;
     throw FormatError(path_, 0,
-                      "the path is a " + file_kind(mode) +
-                          ", not a regular file: a regular .npy file was expected (a pipe, "
-                          "socket, device or directory cannot be read by offset or mapped); "
-                          "write the array to a file and pass its path");
+                      "the path is a " + file_kind(mode) + ", not a regular file: a regular " +
+                          kind_ +
+                          " was expected (a pipe, socket, device or directory cannot be read "
+                          "by offset or mapped); write the data to a file and pass its path");
   }
 
   std::string path_;
+  std::string kind_;  // of file expected, for messages
   int fd_ = -1;
   FileIdentity identity_;
 };

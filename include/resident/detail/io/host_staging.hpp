@@ -79,7 +79,7 @@ inline std::shared_ptr<std::byte> row_memory_for(std::size_t bytes, const std::s
 inline RowSource read_rows_once(const RowSource& file, const std::string& what, RowRange range) {
   const std::size_t row_bytes = file.row_bytes();
   std::shared_ptr<std::byte> memory = row_memory_for(file.rows() * row_bytes, what);
-  file.read(range.first, range.rows, memory.get() + range.first * row_bytes);
+  file.read_once().read(range.first, range.rows, memory.get() + range.first * row_bytes);
   return RowSource::owned_memory(std::move(memory), file.rows(), row_bytes, range.rows * row_bytes);
 }
 

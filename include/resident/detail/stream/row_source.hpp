@@ -76,6 +76,14 @@ class RowSource {
     return source;
   }
 
+  /// The same rows, read once while a dataset is made from them (a preload) rather than every
+  /// epoch: what a changed file's refusal says.
+  [[nodiscard]] RowSource read_once() const {
+    RowSource source = *this;
+    source.once_ = true;
+    return source;
+  }
+
   [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::size_t row_bytes() const noexcept { return row_bytes_; }
   /// The source's first byte when it is host memory (borrowed or owned), else null.
@@ -106,7 +114,7 @@ class RowSource {
       return;
     }
     for_each_span(first, count,
-                  [&into](const FileSpan& span, std::size_t offset, std::size_t part) {
+                  [this, &into](const FileSpan& span, std::size_t offset, std::size_t part) {
                     read_span(*span.file, offset, part, into);
                     into += part;
                   });
@@ -134,8 +142,12 @@ class RowSource {
 
   // `bytes` bytes from byte `offset` of `file`, checked after the read, so that bytes read
   // while the file changed are never served.
-  static void read_span(const ReadFile& file, std::size_t offset, std::size_t bytes,
-                        std::byte* into) {
+  void read_span(const ReadFile& file, std::size_t offset, std::size_t bytes,
+                 std::byte* into) const {
+    const std::string during = once_ ? "while the dataset was made from it" : "while streaming";
+    const std::string advice = once_ ? "keep a file unchanged while a dataset is made from it"
+                                     : "keep a streamed file unchanged until the dataset is "
+                                       "destroyed (a new dataset reads it as it is now)";
     std::size_t done = 0;
     while (done < bytes) {
       const ::ssize_t got =
@@ -143,17 +155,14 @@ class RowSource {
       if (got < 0 && errno == EINTR) continue;
       if (got < 0)
         throw FormatError(file.path(), offset + done,
-                          std::string("reading while streaming failed: ") + std::strerror(errno));
+                          "reading " + during + " failed: " + std::strerror(errno));
       if (got == 0) break;  // cut short under the read: the check below says how
       done += static_cast<std::size_t>(got);
     }
-    file.check_unchanged("while streaming",
-                         "keep a streamed file unchanged until the dataset is destroyed (a "
-                         "new dataset reads it as it is now)");
+    file.check_unchanged(during, advice);
     if (done < bytes)
       throw FormatError(file.path(), offset + done,
-                        "the file ended early though its size is as it was; keep a streamed file "
-                        "unchanged until the dataset is destroyed");
+                        "the file ended early though its size is as it was; " + advice);
   }
 
   const std::byte* memory_ = nullptr;
@@ -163,6 +172,7 @@ class RowSource {
   std::size_t data_offset_ = 0;                         // in the spans end to end
   std::size_t rows_ = 0;
   std::size_t row_bytes_ = 0;
+  bool once_ = false;  // read while a dataset is made, not while it streams
 };
 
 }  // namespace resident::detail
