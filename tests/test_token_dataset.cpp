@@ -180,7 +180,7 @@ TEST(TokenDataset, APartitionedRankStoresOnlyTheTokensOfItsWindows) {
   EXPECT_EQ(ds.first_row(), 31u);
   EXPECT_EQ(ds.first_token(), 31u * 16);
   EXPECT_EQ(ds.num_tokens(), 31u * 16 + 1);
-  EXPECT_EQ(ds.tokens().data()[0], stream[31 * 16]);
+  EXPECT_EQ(ds.tokens().data()[0], stream[std::size_t{31} * 16]);
 }
 
 TEST(TokenDataset, EpochsOfAMovedFromDatasetThrowAndTheMovedToServes) {
