@@ -23,8 +23,7 @@ class DeviceTokens : public ::testing::Test {
 
 TEST_F(DeviceTokens, EveryOrderRemainderAndShardServesEachWindowOnceWithYOneTokenOn) {
   resident::testing::check_token_orders<CudaSpace, std::uint16_t>(CudaSpace{0});
-  resident::testing::check_token_orders<CudaHostPinnedSpace, std::uint16_t>(
-      CudaHostPinnedSpace{});
+  resident::testing::check_token_orders<CudaHostPinnedSpace, std::uint16_t>(CudaHostPinnedSpace{});
 }
 
 TEST_F(DeviceTokens, EveryTokenTypeFollowsThePermutation) {
