@@ -266,17 +266,19 @@ Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenO
                  std::size_t tokens, StreamOrder order) {
   const TokenWindows stream = make_token_windows(tokens, window);
   const DatasetLayout<2> preload = make_token_layout(options, stream, sizeof(T));
-  Plan plan = plan_layout(space, options, token_rows_layout(options, stream, sizeof(T)),
-                          {element_kind<T>(), element_kind<T>()}, order);
+  Plan verdict = plan_layout(space, options, token_rows_layout(options, stream, sizeof(T)),
+                             {element_kind<T>(), element_kind<T>()}, order);
   // The preload figures are the stream's: each token once, not each window's.
-  const CapacityVerdict capacity = check_capacity(space, plan.reserve_bytes, preload.total_bytes);
-  plan.needed_bytes = capacity.needed_bytes;
-  plan.free_bytes = capacity.free_bytes;
-  plan.total_bytes = capacity.total_bytes;
-  plan.fits = capacity.fits;
-  plan.fits_with_ring = plan.fits && plan.ring_bytes <= plan.usable_bytes() - plan.needed_bytes;
-  plan.compact_bytes = plan.needed_bytes;  // tokens have no smaller type
-  plan.compact_dtypes.clear();
+  const CapacityVerdict capacity =
+      check_capacity(space, verdict.reserve_bytes, preload.total_bytes);
+  verdict.needed_bytes = capacity.needed_bytes;
+  verdict.free_bytes = capacity.free_bytes;
+  verdict.total_bytes = capacity.total_bytes;
+  verdict.fits = capacity.fits;
+  verdict.fits_with_ring =
+      verdict.fits && verdict.ring_bytes <= verdict.usable_bytes() - verdict.needed_bytes;
+  verdict.compact_bytes = verdict.needed_bytes;  // tokens have no smaller type
+  verdict.compact_dtypes.clear();
   const auto rank_bytes = [&](std::size_t world, Sharding sharding) {
     DatasetOptions rank = options;
     rank.shard = {0, static_cast<int>(world), 0};
@@ -284,19 +286,19 @@ Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenO
     return make_token_layout(rank, stream, sizeof(T)).total_bytes;
   };
   const auto world = static_cast<std::size_t>(options.shard.world_size);
-  plan.partitioned_rank_bytes = rank_bytes(world, Sharding::partitioned);
-  plan.replicated_rank_bytes = rank_bytes(world, Sharding::replicated);
-  plan.partition_world_size = fewest_partition_ranks(
-      stream.windows, plan.usable_bytes(),
+  verdict.partitioned_rank_bytes = rank_bytes(world, Sharding::partitioned);
+  verdict.replicated_rank_bytes = rank_bytes(world, Sharding::replicated);
+  verdict.partition_world_size = fewest_partition_ranks(
+      stream.windows, verdict.usable_bytes(),
       [&](std::size_t ranks) { return rank_bytes(ranks, Sharding::partitioned); });
-  if (plan.stream_refusal.empty()) plan.stream_refusal = token_stream_problem(stream);
-  if (!plan.stream_refusal.empty()) {
-    plan.stream_chunk_batches = plan.stream_chunks = plan.stream_slots_bytes = 0;
-    plan.stream_ring_bytes.hold(0);
-    plan.stream_fits = false;
+  if (verdict.stream_refusal.empty()) verdict.stream_refusal = token_stream_problem(stream);
+  if (!verdict.stream_refusal.empty()) {
+    verdict.stream_chunk_batches = verdict.stream_chunks = verdict.stream_slots_bytes = 0;
+    verdict.stream_ring_bytes.hold(0);
+    verdict.stream_fits = false;
   }
-  advise(plan, options);
-  return plan;
+  recommend_for(verdict, options);
+  return verdict;
 }
 
 /// The plan of token files: streamed in the order `token_file_order` gives.

@@ -300,7 +300,7 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
 }
 
 /// `recommend` for a plan of `options`: the rank it was made for, the chunk slots' advice.
-inline void advise(Plan& plan, const DatasetOptions& options) {
+inline void recommend_for(Plan& plan, const DatasetOptions& options) {
   recommend(plan,
             options.shard.world_size == 1 ? std::string()
                                           : " for rank " + std::to_string(options.shard.rank) +
@@ -358,7 +358,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
     verdict.stream_fits = stream.total_bytes <= usable && ring <= usable - stream.total_bytes;
     verdict.stream_order = stream_order;
   }
-  advise(verdict, options);
+  recommend_for(verdict, options);
   return verdict;
 }
 

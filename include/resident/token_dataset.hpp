@@ -233,14 +233,14 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     detail::Allocation<Space> storage(core.space(), layout.total_bytes, core.stream(),
                                       core.stream_keep_alive());
     const std::size_t first_byte = stored.first_token(stream) * sizeof(T);
-    detail::UploadPlan plan;
-    plan.total_bytes = layout.total_bytes;
+    detail::UploadPlan upload;
+    upload.total_bytes = layout.total_bytes;
     if (source.source.streamed != nullptr)
-      plan.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
+      upload.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
     else
-      plan.parts.push_back({0, layout.total_bytes,
-                            static_cast<const std::byte*>(source.source.memory) + first_byte});
-    space_traits<Space>::upload_engine::upload(core.space(), storage.data(), plan, options,
+      upload.parts.push_back({0, layout.total_bytes,
+                              static_cast<const std::byte*>(source.source.memory) + first_byte});
+    space_traits<Space>::upload_engine::upload(core.space(), storage.data(), upload, options,
                                                core.stream());
 
     context_ = stream.context;

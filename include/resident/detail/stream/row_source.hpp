@@ -113,10 +113,11 @@ class RowSource {
       std::memcpy(into, memory_ + first * row_bytes_, bytes);
       return;
     }
+    std::byte* to = into;  // each file's part after the one before
     for_each_span(first, count,
-                  [this, &into](const FileSpan& span, std::size_t offset, std::size_t part) {
-                    read_span(*span.file, offset, part, into);
-                    into += part;
+                  [this, &to](const FileSpan& span, std::size_t offset, std::size_t part) {
+                    read_span(*span.file, offset, part, to);
+                    to += part;
                   });
   }
 
