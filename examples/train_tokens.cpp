@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
       train_and_report(resident::CudaSpace{0}, corpus, args);
       return 0;
     }
-    std::printf("train_tokens: cuda: skipped: no CUDA device here\n");
+    std::printf("train_tokens: cuda: skipped: no CUDA device: the machine has none\n");
 #else
     std::printf("train_tokens: cuda: skipped: built without nvcc\n");
 #endif
