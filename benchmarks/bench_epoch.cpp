@@ -45,6 +45,7 @@
 
 #include "resident/resident.hpp"
 #include "support/cuda_timer.hpp"
+#include "support/peer_server.hpp"
 
 namespace {
 
@@ -230,63 +231,29 @@ std::optional<double> numpy_epoch_seconds(Shape shape, const char* dtype, int mo
 // Python or NumPy is missing.
 class NumpyServer {
  public:
-  explicit NumpyServer(std::size_t batch) {
-    const char* python = std::getenv("RESIDENT_PYTHON");
-    command_ = std::string(python != nullptr ? python : "python3") + " '" + RESIDENT_NUMPY_PEER +
-               "' --serve --rows " + std::to_string(kCifar.rows) + " --row-elements " +
-               std::to_string(kCifar.row_elements) + " --dtype uint8 --batch " +
-               std::to_string(batch);
-    int to_child[2], from_child[2];
-    if (::pipe(to_child) != 0) return;
-    if (::pipe(from_child) != 0) {
-      ::close(to_child[0]), ::close(to_child[1]);
-      return;
-    }
-    child_ = ::fork();
-    if (child_ == 0) {
-      ::dup2(to_child[0], STDIN_FILENO);
-      ::dup2(from_child[1], STDOUT_FILENO);
-      for (const int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
-      ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(to_child[0]);
-    ::close(from_child[1]);
-    requests_ = ::fdopen(to_child[1], "w");
-    answers_ = ::fdopen(from_child[0], "r");
-    char line[64];
-    running_ = child_ > 0 && requests_ != nullptr && answers_ != nullptr &&
-               std::fgets(line, sizeof line, answers_) != nullptr && std::string(line) == "ready\n";
-    if (!running_) no_peer("NumPy", command_);
+  explicit NumpyServer(std::size_t batch) : server_(command(batch)) {
+    if (!server_.running()) no_peer("NumPy", server_.command());
   }
-  ~NumpyServer() {
-    if (requests_ != nullptr) std::fclose(requests_);  // the server ends at the end of stdin
-    if (answers_ != nullptr) std::fclose(answers_);
-    if (child_ > 0) (void)::waitpid(child_, nullptr, 0);
-  }
-  NumpyServer(const NumpyServer&) = delete;
-  NumpyServer& operator=(const NumpyServer&) = delete;
 
-  [[nodiscard]] bool running() const noexcept { return running_; }
+  [[nodiscard]] bool running() const noexcept { return server_.running(); }
 
   /// Seconds of one NumPy epoch, or nothing once the server has failed.
   std::optional<double> epoch() {
-    char line[64];
-    if (!running_ || std::fputs("\n", requests_) < 0 || std::fflush(requests_) != 0 ||
-        std::fgets(line, sizeof line, answers_) == nullptr) {
-      if (running_) no_peer("NumPy", command_);
-      running_ = false;
-      return std::nullopt;
-    }
-    return std::strtod(line, nullptr);
+    const bool was_running = server_.running();
+    const std::optional<double> seconds = server_.ask("\n");
+    if (!seconds && was_running) no_peer("NumPy", server_.command());
+    return seconds;
   }
 
  private:
-  std::string command_;
-  pid_t child_ = -1;
-  FILE* requests_ = nullptr;
-  FILE* answers_ = nullptr;
-  bool running_ = false;
+  static std::string command(std::size_t batch) {
+    const char* python = std::getenv("RESIDENT_PYTHON");
+    return std::string(python != nullptr ? python : "python3") + " '" + RESIDENT_NUMPY_PEER +
+           "' --serve --rows " + std::to_string(kCifar.rows) + " --row-elements " +
+           std::to_string(kCifar.row_elements) + " --dtype uint8 --batch " + std::to_string(batch);
+  }
+
+  resident::bench::PeerServer server_;
 };
 
 // Seconds of one epoch of PyTorch's two host idioms on CIFAR-shaped uint8 rows with batches of

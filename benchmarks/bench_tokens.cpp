@@ -60,6 +60,7 @@
 
 #include "resident/resident.hpp"
 #include "support/cuda_timer.hpp"
+#include "support/peer_server.hpp"
 
 namespace {
 
@@ -71,6 +72,7 @@ using resident::Shuffle;
 using resident::TokenDataset;
 using resident::TokenOptions;
 using Clock = std::chrono::steady_clock;
+using resident::bench::PeerServer;
 
 constexpr std::size_t kTokens = 100'000'000;
 constexpr std::size_t kBatch = 64;      // B
@@ -219,65 +221,6 @@ void no_peer(const char* peer, const std::string& command) {
                command.c_str());
 }
 
-// A peer (numpy_tokens.py or torch_tokens.py --serve) in a process of its own, which runs as
-// many batches as each request asks and answers with their seconds, so that its batches
-// alternate with resident's under the same conditions. `running()` is false where it did not
-// start (no Python, NumPy or PyTorch).
-class PeerServer {
- public:
-  explicit PeerServer(std::string command) : command_(std::move(command)) {
-    int to_child[2], from_child[2];
-    if (::pipe(to_child) != 0) return;
-    if (::pipe(from_child) != 0) {
-      ::close(to_child[0]), ::close(to_child[1]);
-      return;
-    }
-    child_ = ::fork();
-    if (child_ == 0) {
-      ::dup2(to_child[0], STDIN_FILENO);
-      ::dup2(from_child[1], STDOUT_FILENO);
-      for (const int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
-      ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(to_child[0]);
-    ::close(from_child[1]);
-    requests_ = ::fdopen(to_child[1], "w");
-    answers_ = ::fdopen(from_child[0], "r");
-    char line[64];
-    running_ = child_ > 0 && requests_ != nullptr && answers_ != nullptr &&
-               std::fgets(line, sizeof line, answers_) != nullptr && std::string(line) == "ready\n";
-  }
-  ~PeerServer() {
-    if (requests_ != nullptr) std::fclose(requests_);  // the server ends at the end of stdin
-    if (answers_ != nullptr) std::fclose(answers_);
-    if (child_ > 0) (void)::waitpid(child_, nullptr, 0);
-  }
-  PeerServer(const PeerServer&) = delete;
-  PeerServer& operator=(const PeerServer&) = delete;
-
-  [[nodiscard]] bool running() const noexcept { return running_; }
-  [[nodiscard]] const std::string& command() const noexcept { return command_; }
-
-  /// Seconds of `batches` of the peer's batches, or nothing once the server has failed.
-  std::optional<double> seconds(std::size_t batches) {
-    char line[64];
-    if (!running_ || std::fprintf(requests_, "%zu\n", batches) < 0 || std::fflush(requests_) != 0 ||
-        std::fgets(line, sizeof line, answers_) == nullptr) {
-      running_ = false;
-      return std::nullopt;
-    }
-    return std::strtod(line, nullptr);
-  }
-
- private:
-  std::string command_;
-  pid_t child_ = -1;
-  FILE* requests_ = nullptr;
-  FILE* answers_ = nullptr;
-  bool running_ = false;
-};
-
 std::string peer_command(const std::string& python, const char* script) {
   return python + " '" + script + "' --serve --tokens " + std::to_string(kTokens) + " --seed " +
          std::to_string(kSeed) + " --batch " + std::to_string(kBatch) + " --context " +
@@ -377,9 +320,11 @@ void BM_HostTokens(benchmark::State& state) {
       return seconds_since(copies_start);
     });
     if (numpy != nullptr)
-      numpy_baseline.keep_up(seconds, kPeerBatches, [&] { return numpy->seconds(kPeerBatches); });
+      numpy_baseline.keep_up(seconds, kPeerBatches,
+                             [&] { return numpy->ask(std::to_string(kPeerBatches) + "\n"); });
     if (torch != nullptr)
-      torch_baseline.keep_up(seconds, kPeerBatches, [&] { return torch->seconds(kPeerBatches); });
+      torch_baseline.keep_up(seconds, kPeerBatches,
+                             [&] { return torch->ask(std::to_string(kPeerBatches) + "\n"); });
   }
   benchmark::DoNotOptimize(sum);
   if (numpy_baseline.failed) no_peer("NumPy", numpy->command());
