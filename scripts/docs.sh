@@ -125,6 +125,18 @@ if example != source:
                     "(after its license lines): change both")
 print("docs: README.md's example checked against examples/readme_example.cpp")
 
+# README.md's libtorch loop is an excerpt of examples/train_libtorch.cpp (built and run by the
+# tests): its lines appear there in the same order, the example's own lines between them.
+loop = readme.split("## libtorch", 1)[-1].split("```cpp\n", 1)[-1].split("```", 1)[0]
+remaining = iter(line.strip() for line in
+                 open("examples/train_libtorch.cpp", encoding="utf-8").read().splitlines())
+missing = [line for line in (l.strip() for l in loop.splitlines())
+           if line and not any(line == other for other in remaining)]
+if missing:
+    problems.append("README.md: the loop under '## libtorch' is not an excerpt of "
+                    "examples/train_libtorch.cpp; first line not found in order: " + missing[0])
+print("docs: README.md's libtorch loop checked against examples/train_libtorch.cpp")
+
 for problem in problems:
     print(problem, file=sys.stderr)
 if problems:

@@ -161,7 +161,7 @@ class Epoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
     if constexpr (!always_gathers) {
-      if (views(k)) return dataset_->impl_view(pass_, k);
+      if (is_view(k)) return dataset_->impl_view(pass_, k);
     }
     return views(gather_into_slot(k, true), std::make_index_sequence<fields>{});
   }
@@ -173,7 +173,7 @@ class Epoch {
   /// device without kernels (a zero-copy epoch of a translation unit not compiled by nvcc).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
-    const std::size_t slot = gather_into_slot(k, !views(k));
+    const std::size_t slot = gather_into_slot(k, !is_view(k));
     return index_view(
         reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
             dataset_->impl_ring().data() + slot * ring_.slot_bytes + ring_.index_offset),
@@ -196,7 +196,7 @@ class Epoch {
     const std::size_t slot = slot_holding(k, "wait");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (slot != no_batch) dataset_->impl_ring().fences().wait(slot, consumer);
-    if (views(k)) dataset_->impl_wait_view(pass_, k, consumer);
+    if (is_view(k)) dataset_->impl_wait_view(pass_, k, consumer);
   }
 
   /// @brief Lets batch `k`'s memory (its ring slot, or its chunk's slot) be written again only
@@ -209,19 +209,31 @@ class Epoch {
     const std::size_t slot = slot_holding(k, "release");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (slot != no_batch) dataset_->impl_ring().fences().release(slot, consumer);
-    if (views(k)) dataset_->impl_release_view(pass_, k, consumer);
+    if (is_view(k)) dataset_->impl_release_view(pass_, k, consumer);
   }
+
+  /// @brief The dataset the epoch serves (for what shares its memory, as `to_tensors` does).
+  /// @throws Error once that dataset was moved from, assigned, swapped or destroyed.
+  [[nodiscard]] const Owner& dataset() const {
+    lease_.check();
+    return *dataset_;
+  }
+
+  /// @brief A lease of this epoch object, valid until it is destroyed or moved from: what
+  /// outlives a call (an iterator, a batch of tensors) checks it before using the epoch.
+  /// @throws std::bad_alloc when the first lease cannot be made.
+  [[nodiscard]] detail::DataLease impl_lease() { return self_.lease(); }
 
   /// @brief Iterator at the first batch; dereferencing an iterator throws `Error` once this
   /// epoch object is destroyed or moved.
   /// @throws Error as `size()` does.
   [[nodiscard]] iterator begin() {
     lease_.check();
-    return iterator(this, 0, self_.lease());
+    return iterator(this, 0, impl_lease());
   }
   /// @brief Iterator past the last batch (at `size()`).
   /// @throws Error as `size()` does.
-  [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
+  [[nodiscard]] iterator end() { return iterator(this, size(), impl_lease()); }
 
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
@@ -234,7 +246,7 @@ class Epoch {
   }
 
   // Whether batch k is a view of the dataset's memory rather than gathered into the ring.
-  [[nodiscard]] bool views(std::size_t k) const {
+  [[nodiscard]] bool is_view(std::size_t k) const {
     return !gathers_ && !dataset_->impl_gathers_batch(pass_, k);
   }
 
@@ -245,7 +257,7 @@ class Epoch {
     if (generation_ != 0) check_ring_is_ours();
     const std::size_t slot = generation_ != 0 ? k % slot_batch_.size() : no_batch;
     if (slot != no_batch && slot_batch_[slot] == k) return slot;
-    if (views(k)) return no_batch;
+    if (is_view(k)) return no_batch;
     throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
                 ", stream) on a gathering epoch found batch " + std::to_string(k) +
                 " not in the ring (" +

@@ -3,25 +3,45 @@
 #pragma once
 
 /// @file
-/// @brief `to_tensor`: a view of a dataset's allocation as a `torch::Tensor` (libtorch, PyTorch's
-/// C++ frontend), zero-copy, with shared ownership: the tensor keeps the dataset's memory alive
-/// after the dataset is gone. Needs libtorch (CMake: `find_package(Torch)` and
-/// `${TORCH_LIBRARIES}`, or the `RESIDENT_WITH_TORCH` option of this project's own targets);
-/// empty without it, so the rest of the library never depends on it.
+/// @brief libtorch (PyTorch's C++ frontend) over a dataset's memory, zero-copy, with shared
+/// ownership: `to_tensors(epoch, k)`, batch `k` as `torch::Tensor`s ordered on libtorch's current
+/// stream, and `to_tensor(dataset, view)`, one view as a tensor. A tensor keeps the memory it
+/// reads alive after the epoch and the dataset are gone. Needs libtorch (CMake:
+/// `find_package(Torch)` and `${TORCH_LIBRARIES}`, or the `RESIDENT_WITH_TORCH` option of this
+/// project's own targets); empty without it, so the rest of the library never depends on it.
 
 #if __has_include(<torch/torch.h>)
 
 #include <torch/torch.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "resident/batch_view.hpp"
+#include "resident/config.hpp"
+#include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/space_traits.hpp"
+
+#if !defined(RESIDENT_TORCH_HAS_CUDA)
+/// @brief 1 where libtorch was built with CUDA, so that `to_tensors` orders batches on its
+/// current CUDA stream (its CUDA build installs `c10/cuda/impl/cuda_cmake_macros.h`; the CPU
+/// build ships c10/cuda's other headers without the library); define it to override.
+#if RESIDENT_HAS_CUDA && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#define RESIDENT_TORCH_HAS_CUDA 1
+#else
+#define RESIDENT_TORCH_HAS_CUDA 0
+#endif
+#endif
+#if RESIDENT_TORCH_HAS_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace resident {
 
@@ -64,45 +84,221 @@ torch::Device torch_device(const Space& space) {
     return torch::kCPU;
 }
 
-}  // namespace detail
-
-/// @brief `view` (a field, or a zero-copy batch, of `dataset`: a `DeviceDataset` or a
-/// `TokenDataset`) as a `torch::Tensor`: zero-copy, of `view.shape()`, contiguous, the dtype of
-/// `T` and the device of the dataset's space (`kCUDA` with its index, or `kCPU`). The tensor
-/// shares the dataset's allocation (`storage_owner()`): its memory stays valid while the tensor
-/// lives, even after the dataset is destroyed. Read it only; the dataset's memory is const.
-/// @note On `CudaSpace` the upload completed before the dataset was made, so a view needs no
-/// stream order.
-/// @throws InvalidArgument when `dataset` was moved from, or `view` is not inside its own
-/// allocation (another dataset's view, or a batch gathered into an epoch's ring, whose slots
-/// are reused every `ring_depth` batches).
-template <class Dataset, class T>
-[[nodiscard]] torch::Tensor to_tensor(const Dataset& dataset, BatchView<const T> view) {
-  RESIDENT_EXPECTS(!dataset.moved_from(),
-                   "to_tensor() was given a moved-from dataset, which holds no data; make the "
-                   "tensor from the dataset the data was moved to");
+/// The share of `dataset`'s memory that the `bytes` at `first` lie in: its allocation (a field
+/// or a zero-copy batch) or its gather ring (a gathered batch); null when neither holds them.
+template <class Dataset>
+std::shared_ptr<const void> share_holding(const Dataset& dataset, const void* first,
+                                          std::size_t bytes) {
+  const auto inside = [&](const std::shared_ptr<const void>& share, std::size_t size) {
+    const auto* base = static_cast<const std::byte*>(share.get());
+    const auto* begin = static_cast<const std::byte*>(first);
+    return base != nullptr && begin >= base && begin + bytes <= base + size;
+  };
   std::shared_ptr<const void> storage = dataset.storage_owner();
-  const auto* base = static_cast<const std::byte*>(storage.get());
-  const auto* first = reinterpret_cast<const std::byte*>(view.data());
-  RESIDENT_EXPECTS(view.bytes() == 0 || (base != nullptr && first >= base &&
-                                         first + view.bytes() <= base + dataset.bytes()),
-                   "to_tensor() makes tensors of this dataset's own allocation (a field or a "
-                   "zero-copy batch of it), but the view lies outside it: it is another "
-                   "dataset's, or a gathering epoch's ring slot (reused every ring_depth "
-                   "batches: clone such a tensor to keep it); pass the dataset the view came from");
+  if (inside(storage, dataset.bytes())) return storage;
+  std::shared_ptr<const void> ring = dataset.impl_ring().owner();
+  if (inside(ring, dataset.impl_ring().bytes())) return ring;
+  return nullptr;
+}
+
+/// `view` as a tensor on `device` that holds `share` until libtorch frees it.
+template <class T>
+torch::Tensor tensor_sharing(std::shared_ptr<const void> share, BatchView<const T> view,
+                             torch::Device device) {
   const Shape shape = view.shape();
   std::vector<std::int64_t> sizes(shape.rank());
   for (std::size_t axis = 0; axis < shape.rank(); ++axis)
     sizes[axis] = static_cast<std::int64_t>(shape[axis]);
   return torch::from_blob(
-      const_cast<T*>(
-          view.data()),  // NOLINT: libtorch takes mutable memory; documented as read-only
-      sizes, [storage](void* /*data*/) {},  // the tensor's last reference releases the share
-      torch::TensorOptions()
-          .dtype(detail::torch_dtype<std::remove_cv_t<T>>())
-          .device(detail::torch_device(dataset.space())));
+      const_cast<T*>(view.data()),  // NOLINT: libtorch takes mutable memory; documented read-only
+      sizes, [share = std::move(share)](void* /*data*/) {},  // the last reference drops the share
+      torch::TensorOptions().dtype(torch_dtype<std::remove_cv_t<T>>()).device(device));
+}
+
+/// The stream libtorch reads a space's batches on: its current CUDA stream (of the space's
+/// device) where the space's streams are CUDA streams and libtorch has CUDA; else `own`, the
+/// dataset's stream, with which every read is in order already.
+template <class Space>
+typename Space::stream_type torch_stream([[maybe_unused]] const Space& space,
+                                         typename Space::stream_type own) {
+#if RESIDENT_TORCH_HAS_CUDA
+  if constexpr (std::is_same_v<typename Space::stream_type, cudaStream_t>) {
+    constexpr int dlpack_cuda = 2;  // kDLCUDA
+    if constexpr (space_traits<Space>::dlpack_device_type == dlpack_cuda)
+      return c10::cuda::getCurrentCUDAStream(
+                 static_cast<c10::DeviceIndex>(space_traits<Space>::dlpack_device_id(space)))
+          .stream();
+    else
+      return c10::cuda::getCurrentCUDAStream().stream();
+  }
+#endif
+  return own;
+}
+
+}  // namespace detail
+
+/// @brief `view` (a field, or a batch, of `dataset`: a `DeviceDataset` or a `TokenDataset`) as
+/// a `torch::Tensor`: zero-copy, of `view.shape()`, contiguous, the dtype of `T` and the device
+/// of the dataset's space (`kCUDA` with its index, or `kCPU`). The tensor shares the memory the
+/// view lies in, so that memory stays allocated while the tensor lives, even after the epoch and
+/// the dataset are destroyed. Read it only; the dataset's memory is const.
+/// - A field, or a zero-copy batch (`Shuffle::none`, `Shuffle::batches`): the dataset's
+///   allocation (`storage_owner()`). On `CudaSpace` its upload completed before the dataset was
+///   made, so the tensor needs no stream order.
+/// - A gathered batch (`Shuffle::samples`, a conversion, an augmentation): the epoch's ring
+///   slot, whose values are those of batch `k` until the epoch gathers batch `k + ring_depth`
+///   into the same slot (clone the tensor to keep them longer). On `CudaSpace` the gather is
+///   ordered on `dataset.stream()`; `to_tensors(epoch, k)` orders libtorch's stream after it.
+/// @throws InvalidArgument when `dataset` was moved from, when `view` is not in its memory
+/// (another dataset's view), or when the tensor would be a CUDA tensor and libtorch has no CUDA
+/// (`torch::cuda::is_available()` is false).
+template <class Dataset, class T>
+[[nodiscard]] torch::Tensor to_tensor(const Dataset& dataset, BatchView<const T> view) {
+  RESIDENT_EXPECTS(!dataset.moved_from(),
+                   "to_tensor() was given a moved-from dataset, which holds no data; make the "
+                   "tensor from the dataset the data was moved to");
+  std::shared_ptr<const void> share = detail::share_holding(dataset, view.data(), view.bytes());
+  RESIDENT_EXPECTS(share != nullptr || view.bytes() == 0,
+                   "to_tensor() makes tensors of this dataset's own memory (a field, or a batch "
+                   "of one of its epochs), but the view lies outside it: it is another "
+                   "dataset's; pass the dataset the view came from");
+  const torch::Device device = detail::torch_device(dataset.space());
+  RESIDENT_EXPECTS(!device.is_cuda() || torch::cuda::is_available(),
+                   "to_tensor() makes CUDA tensors of this dataset's device memory, but this "
+                   "libtorch has no CUDA (torch::cuda::is_available() is false: a CPU-only "
+                   "build, or no driver); link a libtorch built with CUDA (PyTorch's CUDA wheel: "
+                   "CMAKE_PREFIX_PATH=$(python3 -c 'import torch; "
+                   "print(torch.utils.cmake_prefix_path)')), or keep the dataset in a host space");
+  return detail::tensor_sharing(std::move(share), view, device);
+}
+
+/// @brief Batch `k` of an epoch as `torch::Tensor`s, one per field (see `to_tensor`), ordered
+/// on libtorch's current stream: what `to_tensors(epoch, k)` returns. Tuple-like
+/// (`auto [x, y] = resident::to_tensors(epoch, k);`) and indexable (`batch[0]`).
+///
+/// On a CUDA space, with a libtorch built with CUDA, libtorch's current stream of the space's
+/// device is the consumer: it waits for the batch when the object is made (`Epoch::wait`), and
+/// the batch's memory is released to the epoch's next gather into its slot behind the work
+/// enqueued on that stream when the object is destroyed (`Epoch::release`), as PyTorch's
+/// `record_stream` does for its allocator. Keep the object for the training step (the
+/// structured binding above keeps it to the end of the scope). Elsewhere (the host, a libtorch
+/// without CUDA) there is nothing to order and both are no-ops.
+///
+/// The tensors may outlive this object, the epoch and the dataset: their memory stays
+/// allocated. A gathered batch's values stay those of batch `k` until the epoch gathers batch
+/// `k + ring_depth` into the same slot; clone a tensor that must keep them longer.
+template <class Epoch>
+class TensorBatch {
+  using stream_type = typename Epoch::stream_type;
+
+ public:
+  /// @brief Fields in a batch.
+  static constexpr std::size_t fields = std::tuple_size_v<typename Epoch::batch_type>;
+
+  /// @brief Use `to_tensors(epoch, k)`.
+  /// @throws what `epoch.batch(k)` and `epoch.wait(k, stream)` throw; InvalidArgument for a
+  /// batch that is not in the dataset's memory (a `StreamingDataset`'s).
+  TensorBatch(Epoch& epoch, std::size_t k)
+      : epoch_(&epoch),
+        lease_(epoch.impl_lease()),
+        k_(k),
+        tensors_(make(epoch.batch(k), std::make_index_sequence<fields>{})),
+        consumer_(detail::torch_stream(epoch.dataset().space(), epoch.dataset().stream())) {
+    epoch.wait(k, consumer_);
+    held_ = true;
+  }
+  /// @brief Takes `other`'s tensors and its release; `other` releases nothing.
+  TensorBatch(TensorBatch&& other) noexcept
+      : epoch_(other.epoch_),
+        lease_(std::move(other.lease_)),
+        k_(other.k_),
+        tensors_(std::move(other.tensors_)),
+        consumer_(other.consumer_),
+        held_(std::exchange(other.held_, false)) {}
+  /// @brief Releases this batch (as the destructor does), then takes `other`'s.
+  TensorBatch& operator=(TensorBatch&& other) noexcept {
+    if (this != &other) {
+      release_quietly();
+      epoch_ = other.epoch_;
+      lease_ = std::move(other.lease_);
+      k_ = other.k_;
+      tensors_ = std::move(other.tensors_);
+      consumer_ = other.consumer_;
+      held_ = std::exchange(other.held_, false);
+    }
+    return *this;
+  }
+  TensorBatch(const TensorBatch&) = delete;
+  TensorBatch& operator=(const TensorBatch&) = delete;
+  /// @brief Releases the batch (see the class note), unless `release()` did already; an error
+  /// of that release is dropped (call `release()` to see it).
+  ~TensorBatch() { release_quietly(); }
+
+  /// @brief Releases the batch now, behind the work enqueued on libtorch's stream so far
+  /// (`Epoch::release`); the tensors stay. Nothing is done a second time, or once the epoch is
+  /// destroyed or moved (no later gather of it can overwrite the batch).
+  /// @throws what `Epoch::release` throws (CudaError when the event cannot be recorded; Error
+  /// when the epoch has gathered batch `k + ring_depth` already: the batch is gone).
+  void release() {
+    if (!std::exchange(held_, false) || !lease_.valid()) return;
+    epoch_->release(k_, consumer_);
+  }
+
+  /// @brief The batch's number in its epoch.
+  [[nodiscard]] std::size_t index() const noexcept { return k_; }
+  /// @brief Field `field`'s tensor (`field < fields`).
+  [[nodiscard]] const torch::Tensor& operator[](std::size_t field) const {
+    return tensors_.at(field);
+  }
+  /// @brief Field `Field`'s tensor, for structured bindings.
+  template <std::size_t Field>
+  [[nodiscard]] const torch::Tensor& get() const noexcept {
+    return std::get<Field>(tensors_);
+  }
+
+ private:
+  template <class Batch, std::size_t... Field>
+  std::array<torch::Tensor, fields> make(const Batch& batch,
+                                         std::index_sequence<Field...> /*fields*/) const {
+    const auto& dataset = epoch_->dataset();
+    return {to_tensor(dataset, std::get<Field>(batch))...};
+  }
+
+  void release_quietly() noexcept {
+    try {
+      release();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor reports nothing
+    }
+  }
+
+  Epoch* epoch_;
+  detail::DataLease lease_;  // of the epoch object: valid while `epoch_` may be used
+  std::size_t k_;
+  std::array<torch::Tensor, fields> tensors_;
+  stream_type consumer_;
+  bool held_ = false;  // whether the wait was done and the release is still owed
+};
+
+/// @brief Batch `k` of `epoch` (of a `DeviceDataset` or a `TokenDataset`, any shuffle,
+/// conversion or augmentation) as one `torch::Tensor` per field, ordered on libtorch's current
+/// stream; see `TensorBatch`. `for (std::size_t k = 0; k < epoch.size(); ++k) { auto [x, y] =
+/// resident::to_tensors(epoch, k); ... }`
+/// @throws what `TensorBatch`'s constructor throws.
+template <class Epoch>
+[[nodiscard]] TensorBatch<Epoch> to_tensors(Epoch& epoch, std::size_t k) {
+  return TensorBatch<Epoch>(epoch, k);
 }
 
 }  // namespace resident
+
+/// @cond
+template <class Epoch>
+struct std::tuple_size<resident::TensorBatch<Epoch>>
+    : std::integral_constant<std::size_t, resident::TensorBatch<Epoch>::fields> {};
+template <std::size_t Field, class Epoch>
+struct std::tuple_element<Field, resident::TensorBatch<Epoch>> {
+  using type = const torch::Tensor;
+};
+/// @endcond
 
 #endif  // __has_include(<torch/torch.h>)

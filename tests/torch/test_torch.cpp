@@ -1,29 +1,34 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-// to_tensor against libtorch: every element type libtorch has, the right dtype, shape, device and
-// values, zero-copy, for fields and for the batches of the zero-copy shuffles; tensors that
-// outlive the dataset; views it cannot share, refused. Built with RESIDENT_WITH_TORCH.
+// to_tensor and to_tensors against libtorch, typed over the memory spaces: every element type
+// libtorch has, with the right dtype, shape, device and values, zero-copy, for fields and for
+// the batches of every shuffle, conversion and remainder; tensors that outlive the epoch, the
+// ring they were gathered into and the dataset; the release protocol of a batch of tensors;
+// views it cannot share, refused. Built with RESIDENT_WITH_TORCH.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "resident/convert.hpp"
 #include "resident/device_dataset.hpp"
-#include "resident/host_space.hpp"
 #include "resident/token_dataset.hpp"
 #include "resident/torch.hpp"
+#include "support/spaces.hpp"
 
 namespace {
 
 using resident::DatasetOptions;
 using resident::DeviceDataset;
-using resident::HostSpace;
 using resident::HostTensor;
+using resident::Remainder;
 using resident::Shuffle;
+using resident::testing::read_back;
 
 static_assert(!resident::detail::has_torch_dtype<std::uint16_t> &&
                   !resident::detail::has_torch_dtype<std::uint32_t> &&
@@ -31,6 +36,13 @@ static_assert(!resident::detail::has_torch_dtype<std::uint16_t> &&
               "libtorch 1.13 has no unsigned type wider than a byte: to_tensor refuses them");
 
 constexpr std::size_t kRows = 37;
+
+template <class T>
+std::vector<T> values(std::size_t count) {
+  std::vector<T> out(count);
+  for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<T>((i * 37 + 11) % 101);
+  return out;
+}
 
 struct Fields {
   std::vector<std::uint8_t> u8 = values<std::uint8_t>(kRows * 6);
@@ -41,18 +53,14 @@ struct Fields {
   std::vector<float> f32 = values<float>(kRows * 3);
   std::vector<double> f64 = values<double>(kRows);
 
-  template <class T>
-  static std::vector<T> values(std::size_t count) {
-    std::vector<T> out(count);
-    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<T>((i * 37 + 11) % 101);
-    return out;
-  }
-  [[nodiscard]] DeviceDataset<HostSpace, std::uint8_t, std::int8_t, std::int16_t, std::int32_t,
+  template <class Space>
+  [[nodiscard]] DeviceDataset<Space, std::uint8_t, std::int8_t, std::int16_t, std::int32_t,
                               std::int64_t, float, double>
-  dataset(std::size_t batch) const {
+  dataset(const Space& space, std::size_t batch, Remainder remainder = Remainder::partial) const {
     DatasetOptions options;
     options.batch_size = batch;
-    return {HostSpace{},
+    options.remainder = remainder;
+    return {space,
             options,
             HostTensor<const std::uint8_t>(u8.data(), {kRows, 2, 3}),
             HostTensor<const std::int8_t>(i8.data(), {kRows}),
@@ -64,86 +72,244 @@ struct Fields {
   }
 };
 
-// `tensor` is `view`, zero-copy: its dtype, shape, device, address and every value.
+// The values of a tensor that `to_tensor` made, read from its memory whatever its device.
 template <class T>
-void expect_same(const torch::Tensor& tensor, resident::BatchView<const T> view,
-                 c10::ScalarType dtype) {
-  EXPECT_EQ(tensor.scalar_type(), dtype);
-  EXPECT_EQ(tensor.device(), torch::Device(torch::kCPU));
-  EXPECT_TRUE(tensor.is_contiguous());
-  const resident::Shape shape = view.shape();
-  ASSERT_EQ(static_cast<std::size_t>(tensor.dim()), shape.rank());
-  for (std::size_t axis = 0; axis < shape.rank(); ++axis)
-    EXPECT_EQ(static_cast<std::size_t>(tensor.size(static_cast<std::int64_t>(axis))), shape[axis]);
-  EXPECT_EQ(tensor.data_ptr(), static_cast<const void*>(view.data()));
-  const torch::Tensor flat = tensor.reshape({-1});
-  for (std::size_t i = 0; i < view.size(); ++i)
-    ASSERT_EQ(flat[static_cast<std::int64_t>(i)].item<T>(), view.data()[i]) << i;
+std::vector<T> tensor_values(const torch::Tensor& tensor) {
+  std::vector<T> host(static_cast<std::size_t>(tensor.numel()));
+  if (tensor.is_cpu()) {
+    std::memcpy(host.data(), tensor.data_ptr(), host.size() * sizeof(T));
+  } else {
+#if RESIDENT_HAS_CUDA
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(
+        cudaMemcpy(host.data(), tensor.data_ptr(), host.size() * sizeof(T), cudaMemcpyDeviceToHost),
+        cudaSuccess);
+#else
+    ADD_FAILURE() << "a tensor on " << tensor.device() << " in a build without CUDA";
+#endif
+  }
+  return host;
 }
 
-TEST(ToTensor, EveryFieldHasItsDtypeShapeAndValues) {
+// Whether libtorch can make tensors of `Space`'s memory: CUDA tensors need a libtorch with CUDA.
+template <class Space>
+bool torch_reaches() {
+  return !resident::detail::torch_device(Space{}).is_cuda() || torch::cuda::is_available();
+}
+
+// The spaces whose memory libtorch can read as tensors here: device memory only with a libtorch
+// built with CUDA (ToTensorWithoutTorchCuda checks the refusal elsewhere).
+#if RESIDENT_HAS_CUDA && RESIDENT_TORCH_HAS_CUDA
+using TorchSpaces = resident::testing::SpaceTypes;
+#elif RESIDENT_HAS_CUDA
+using TorchSpaces = ::testing::Types<resident::HostSpace, resident::CudaHostPinnedSpace>;
+#else
+using TorchSpaces = ::testing::Types<resident::HostSpace>;
+#endif
+
+template <class Space>
+class ToTensor : public resident::testing::OverGatheringSpaces<Space> {
+ protected:
+  // `tensor` is `view` of `ds`, zero-copy: its dtype, shape, device, address and every value.
+  template <class Dataset, class T>
+  void expect_same(const Dataset& ds, const torch::Tensor& tensor,
+                   resident::BatchView<const T> view, c10::ScalarType dtype) {
+    EXPECT_EQ(tensor.scalar_type(), dtype);
+    EXPECT_EQ(tensor.device(), resident::detail::torch_device(ds.space()));
+    EXPECT_TRUE(tensor.is_contiguous());
+    const resident::Shape shape = view.shape();
+    ASSERT_EQ(static_cast<std::size_t>(tensor.dim()), shape.rank());
+    for (std::size_t axis = 0; axis < shape.rank(); ++axis)
+      EXPECT_EQ(static_cast<std::size_t>(tensor.size(static_cast<std::int64_t>(axis))),
+                shape[axis]);
+    EXPECT_EQ(tensor.data_ptr(), static_cast<const void*>(view.data()));
+    if constexpr (std::is_same_v<T, bool>) {  // compared as bytes: std::vector<bool> packs bits
+      const resident::BatchView<const std::uint8_t> bytes(
+          reinterpret_cast<const std::uint8_t*>(view.data()),  // NOLINT: bool is one byte here
+          view.rows(), view.row_shape(), view.valid_rows());
+      EXPECT_EQ(tensor_values<std::uint8_t>(tensor), read_back(ds.space(), ds.stream(), bytes));
+    } else {
+      EXPECT_EQ(tensor_values<T>(tensor), read_back(ds.space(), ds.stream(), view));
+    }
+  }
+  static resident::Normalize halve() { return {0.5f, 1.0f}; }
+};
+TYPED_TEST_SUITE(ToTensor, TorchSpaces, resident::testing::SpaceName);
+
+TYPED_TEST(ToTensor, EveryFieldHasItsDtypeShapeDeviceAndValues) {
   const Fields fields;
-  const auto ds = fields.dataset(8);
-  expect_same(resident::to_tensor(ds, ds.field<0>()), ds.field<0>(), torch::kUInt8);
-  expect_same(resident::to_tensor(ds, ds.field<1>()), ds.field<1>(), torch::kInt8);
-  expect_same(resident::to_tensor(ds, ds.field<2>()), ds.field<2>(), torch::kInt16);
-  expect_same(resident::to_tensor(ds, ds.field<3>()), ds.field<3>(), torch::kInt32);
-  expect_same(resident::to_tensor(ds, ds.field<4>()), ds.field<4>(), torch::kInt64);
-  expect_same(resident::to_tensor(ds, ds.field<5>()), ds.field<5>(), torch::kFloat32);
-  expect_same(resident::to_tensor(ds, ds.field<6>()), ds.field<6>(), torch::kFloat64);
+  const auto ds = fields.dataset(this->space_, 8);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<0>()), ds.template field<0>(),
+                    torch::kUInt8);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<1>()), ds.template field<1>(),
+                    torch::kInt8);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<2>()), ds.template field<2>(),
+                    torch::kInt16);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<3>()), ds.template field<3>(),
+                    torch::kInt32);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<4>()), ds.template field<4>(),
+                    torch::kInt64);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<5>()), ds.template field<5>(),
+                    torch::kFloat32);
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<6>()), ds.template field<6>(),
+                    torch::kFloat64);
 }
 
-TEST(ToTensor, BoolFieldsAreBoolTensors) {
-  std::vector<std::uint8_t> bytes = Fields::values<std::uint8_t>(kRows);
-  bool values[kRows];  // NOLINT(modernize-avoid-c-arrays): contiguous bools
-  for (std::size_t i = 0; i < kRows; ++i) values[i] = bytes[i] % 2 == 1;
-  DeviceDataset ds(HostSpace{}, DatasetOptions{}, HostTensor<const bool>(values, {kRows}));
-  expect_same(resident::to_tensor(ds, ds.field<0>()), ds.field<0>(), torch::kBool);
+TYPED_TEST(ToTensor, BoolFieldsAreBoolTensors) {
+  const std::vector<std::uint8_t> bytes = values<std::uint8_t>(kRows);
+  bool flags[kRows];  // NOLINT(modernize-avoid-c-arrays): contiguous bools
+  for (std::size_t i = 0; i < kRows; ++i) flags[i] = bytes[i] % 2 == 1;
+  DeviceDataset ds(this->space_, DatasetOptions{}, HostTensor<const bool>(flags, {kRows}));
+  this->expect_same(ds, resident::to_tensor(ds, ds.template field<0>()), ds.template field<0>(),
+                    torch::kBool);
 }
 
-TEST(ToTensor, ZeroCopyBatchesOfEveryViewShuffleAreTheirRows) {
+// Every shuffle, with and without a conversion, every remainder: each batch's tensors are its
+// views (the dataset's rows, or its ring slot), and the epoch serves each row once.
+TYPED_TEST(ToTensor, TheBatchesOfEveryShuffleConversionAndRemainderAreTheirViews) {
   const Fields fields;
-  auto ds = fields.dataset(8);
-  for (Shuffle shuffle : {Shuffle::none, Shuffle::batches}) {
-    for (auto batch : ds.epoch({3, 1, shuffle})) {
-      expect_same(resident::to_tensor(ds, std::get<0>(batch)), std::get<0>(batch), torch::kUInt8);
-      expect_same(resident::to_tensor(ds, std::get<5>(batch)), std::get<5>(batch), torch::kFloat32);
+  for (Remainder remainder : {Remainder::partial, Remainder::drop, Remainder::pad}) {
+    auto ds = fields.dataset(this->space_, 8, remainder);
+    for (Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+      SCOPED_TRACE(testing::Message() << "shuffle " << static_cast<int>(shuffle) << ", remainder "
+                                      << static_cast<int>(remainder));
+      std::vector<int> seen(kRows, 0);
+      auto epoch = ds.epoch({3, 1, shuffle});
+      for (std::size_t k = 0; k < epoch.size(); ++k) {
+        const auto tensors = resident::to_tensors(epoch, k);
+        const auto batch = epoch.batch(k);
+        EXPECT_EQ(tensors.index(), k);
+        this->expect_same(ds, tensors[0], std::get<0>(batch), torch::kUInt8);
+        this->expect_same(ds, tensors.template get<3>(), std::get<3>(batch), torch::kInt32);
+        this->expect_same(ds, tensors[6], std::get<6>(batch), torch::kFloat64);
+        // Field 4 tells the rows apart (values() is a bijection on 0..100).
+        const auto ids = tensor_values<std::int64_t>(tensors[4]);
+        for (std::size_t r = 0; r < std::get<4>(batch).valid_rows(); ++r)
+          for (std::size_t i = 0; i < kRows; ++i)
+            if (fields.i64[i] == ids[r]) ++seen[i];
+      }
+      std::size_t served = 0;
+      for (std::size_t i = 0; i < kRows; ++i) {
+        EXPECT_LE(seen[i], 1) << "row " << i;
+        served += static_cast<std::size_t>(seen[i]);
+      }
+      EXPECT_EQ(served, remainder == Remainder::drop ? kRows / 8 * 8 : kRows);
+    }
+    auto converted = ds.epoch({5, 0, Shuffle::batches}, resident::convert<0>(TestFixture::halve()));
+    for (std::size_t k = 0; k < converted.size(); ++k) {
+      auto [pixels, i8, i16, i32, i64, f32, f64] = resident::to_tensors(converted, k);
+      const auto batch = converted.batch(k);
+      this->expect_same(ds, pixels, std::get<0>(batch), torch::kFloat32);
+      this->expect_same(ds, f32, std::get<5>(batch), torch::kFloat32);
     }
   }
 }
 
-TEST(ToTensor, TokenBatchesAreTensorsOfTheStream) {
+TYPED_TEST(ToTensor, TokenBatchesOfEveryShuffleAreTensorsOfTheStream) {
   std::vector<std::int32_t> tokens(1000);
   for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int32_t>(i * 7);
   DatasetOptions options;
   options.batch_size = 4;
-  resident::TokenDataset ds(HostSpace{}, options, resident::TokenOptions{16, 0},
+  resident::TokenDataset ds(this->space_, options, resident::TokenOptions{16, 0},
                             HostTensor<const std::int32_t>(tokens.data(), {tokens.size()}));
-  const auto [x, y] = ds.batch(3);
-  const torch::Tensor tx = resident::to_tensor(ds, x);
-  const torch::Tensor ty = resident::to_tensor(ds, y);
-  expect_same(tx, x, torch::kInt32);
-  expect_same(ty, y, torch::kInt32);
-  EXPECT_TRUE(torch::equal(tx.reshape({-1}).slice(0, 1), ty.reshape({-1}).slice(0, 0, -1)));
+  for (Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    auto epoch = ds.epoch({9, 0, shuffle});
+    for (std::size_t k = 0; k < epoch.size(); ++k) {
+      const auto [x, y] = resident::to_tensors(epoch, k);
+      const auto [vx, vy] = epoch.batch(k);
+      this->expect_same(ds, x, vx, torch::kInt32);
+      this->expect_same(ds, y, vy, torch::kInt32);
+      const auto xs = tensor_values<std::int32_t>(x);
+      const auto ys = tensor_values<std::int32_t>(y);
+      for (std::size_t i = 0; i < xs.size(); ++i) ASSERT_EQ(ys[i], xs[i] + 7) << i;
+    }
+  }
 }
 
-TEST(ToTensor, TheTensorOutlivesTheDataset) {
+// A gathered batch's tensors keep the ring they lie in: after the epoch, after the ring grew
+// into another allocation for a wider epoch, and after the dataset is destroyed.
+TYPED_TEST(ToTensor, GatheredTensorsOutliveTheEpochTheRingAndTheDataset) {
+  constexpr std::size_t rows = 20;
+  constexpr std::size_t row_bytes = 3 * 32 * 32;  // a ring slot of pages, not of bytes
+  const std::vector<std::uint8_t> images = values<std::uint8_t>(rows * row_bytes);
+  const std::vector<double> labels = values<double>(rows);
+  torch::Tensor pixels;
+  torch::Tensor reals;
+  std::vector<std::uint8_t> pixel_values;
+  std::vector<double> real_values;
+  {
+    DatasetOptions options;
+    options.batch_size = 8;
+    options.ring_element_bytes = 1;  // a ring for the stored bytes, not for a conversion's floats
+    DeviceDataset ds(this->space_, options,
+                     HostTensor<const std::uint8_t>(images.data(), {rows, 3, 32, 32}),
+                     HostTensor<const double>(labels.data(), {rows}));
+    {
+      auto epoch = ds.epoch({4, 2, Shuffle::samples});
+      const auto batch = resident::to_tensors(epoch, 1);
+      pixels = batch[0];
+      reals = batch[1];
+      pixel_values = read_back(ds.space(), ds.stream(), std::get<0>(epoch.batch(1)));
+      real_values = read_back(ds.space(), ds.stream(), std::get<1>(epoch.batch(1)));
+    }
+    const std::size_t ring = ds.ring_bytes();
+    // A conversion of the bytes to float needs slots four times as wide: the ring grows into
+    // another allocation, and this epoch's gathers write there, not into the tensors' memory.
+    auto wider = ds.epoch({4, 3, Shuffle::samples}, resident::convert<0>(TestFixture::halve()));
+    for (std::size_t k = 0; k < wider.size(); ++k) (void)wider.batch(k);
+    EXPECT_GT(ds.ring_bytes(), ring);
+    EXPECT_EQ(tensor_values<std::uint8_t>(pixels), pixel_values);
+  }
+  EXPECT_EQ(tensor_values<std::uint8_t>(pixels), pixel_values);
+  EXPECT_EQ(tensor_values<double>(reals), real_values);
+  EXPECT_EQ(pixels.sizes(), torch::IntArrayRef({8, 3, 32, 32}));
+}
+
+TYPED_TEST(ToTensor, ZeroCopyTensorsOutliveTheDataset) {
   const Fields fields;
   torch::Tensor tensor;
   {
-    auto ds = fields.dataset(8);
+    auto ds = fields.dataset(this->space_, 8);
     tensor = resident::to_tensor(ds, std::get<5>(ds.batch(2)));
   }
   ASSERT_EQ(tensor.size(0), 8);
-  for (std::int64_t r = 0; r < 8; ++r)
-    for (std::int64_t c = 0; c < 3; ++c)
-      EXPECT_EQ(tensor[r][c].item<float>(), fields.f32[static_cast<std::size_t>((16 + r) * 3 + c)]);
+  const auto got = tensor_values<float>(tensor);
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], fields.f32[16 * 3 + i]) << i;
 }
 
-TEST(ToTensor, RefusesWhatItCannotShare) {
+// A batch of tensors releases its batch once: at `release()` or at its end, whichever is first;
+// not once moved from, nor once its epoch is gone; and `release()` says when the slot already
+// holds another batch.
+TYPED_TEST(ToTensor, ABatchOfTensorsReleasesItsBatchOnce) {
   const Fields fields;
-  auto ds = fields.dataset(8);
-  auto other = fields.dataset(8);
+  auto ds = fields.dataset(this->space_, 4);
+  auto epoch = ds.epoch({1, 0, Shuffle::samples});
+  const std::size_t depth = DatasetOptions{}.ring_depth;
+  {
+    auto first = resident::to_tensors(epoch, 0);
+    auto moved = std::move(first);
+    moved.release();
+    moved.release();  // nothing the second time
+    EXPECT_EQ(moved.index(), 0U);
+  }
+  auto stale = resident::to_tensors(epoch, 1);
+  (void)epoch.batch(1 + depth);  // the slot of batch 1 now holds batch 1 + depth
+  try {
+    stale.release();
+    ADD_FAILURE() << "released a batch whose slot holds another";
+  } catch (const resident::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("not in the ring"), std::string::npos) << error.what();
+  }
+  auto last = resident::to_tensors(epoch, 2);
+  { auto gone = std::move(epoch); }
+  last.release();  // the epoch is gone: nothing left to order
+  EXPECT_EQ(tensor_values<std::uint8_t>(last[0]).size(), 4U * 6);
+}
+
+TYPED_TEST(ToTensor, RefusesWhatItCannotShare) {
+  const Fields fields;
+  auto ds = fields.dataset(this->space_, 8);
+  auto other = fields.dataset(this->space_, 8);
   const auto says = [](auto&& call, const std::string& text) {
     try {
       (void)call();
@@ -152,14 +318,37 @@ TEST(ToTensor, RefusesWhatItCannotShare) {
       EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
     }
   };
-  says([&] { return resident::to_tensor(ds, other.field<3>()); }, "the view lies outside it");
-  auto epoch = ds.epoch({0, 0, Shuffle::samples});
+  says([&] { return resident::to_tensor(ds, other.template field<3>()); },
+       "the view lies outside it");
+  auto epoch = other.epoch({0, 0, Shuffle::samples});
   const auto gathered = std::get<3>(epoch.batch(0));
-  says([&] { return resident::to_tensor(ds, gathered); }, "a gathering epoch's ring slot");
+  says([&] { return resident::to_tensor(ds, gathered); }, "another dataset's");
   auto moved = std::move(ds);
   says(
-      [&] { return resident::to_tensor(ds, moved.field<3>()); },  // NOLINT(bugprone-use-after-move)
+      [&] {
+        return resident::to_tensor(ds, moved.template field<3>());
+      },  // NOLINT(bugprone-use-after-move)
       "moved-from dataset");
 }
+
+#if RESIDENT_HAS_CUDA
+// Device memory with a libtorch without CUDA (a CPU-only build): refused with the remedy,
+// rather than with libtorch's own error when the tensor is first used.
+TEST(ToTensorWithoutTorchCuda, IsRefusedWithTheRemedy) {
+  resident::testing::skip_unless_usable<resident::CudaSpace>();
+  if (testing::Test::IsSkipped()) return;
+  if (torch_reaches<resident::CudaSpace>())
+    GTEST_SKIP() << "this libtorch has CUDA: the typed tests make CUDA tensors";
+  const Fields fields;
+  const auto ds = fields.dataset(resident::CudaSpace{}, 8);
+  try {
+    (void)resident::to_tensor(ds, ds.template field<0>());
+    ADD_FAILURE() << "a CUDA tensor without libtorch's CUDA was made";
+  } catch (const resident::InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("link a libtorch built with CUDA"), std::string::npos)
+        << error.what();
+  }
+}
+#endif
 
 }  // namespace

@@ -6,10 +6,14 @@
 // dataset's space, grown (never shrunk) when an epoch needs wider slots, checked against the
 // capacity before it is taken, with the fences that order it against consumer streams. The
 // dataset owns it; an epoch claims it (a new generation retires the previous epoch's claim)
-// and reaches it through its dataset after every lease check.
+// and reaches it through its dataset after every lease check. Its memory is shared: what keeps
+// a gathered batch (a tensor over it: `owner()`) keeps the allocation it lies in, after the ring
+// has grown into another or the dataset is gone.
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/format_bytes.hpp"
@@ -52,7 +56,7 @@ class GatherRing {
                     const char* held = "the dataset itself") {
     const Space& space = core.space();
     const DatasetConfig& config = core.config();
-    if (memory_.bytes() < bytes) {
+    if (this->bytes() < bytes) {
       const CapacityVerdict verdict = check_capacity(space, config.reserve_bytes, bytes);
       if (!verdict.fits)
         throw verdict.refusal(
@@ -63,9 +67,11 @@ class GatherRing {
                 " batches besides: lower DatasetOptions::ring_depth or batch_size, lower the "
                 "reserve, or use Shuffle::batches, which is zero-copy and needs no ring",
             "the gather ring");
-      Allocation<Space> grown(space, bytes, core.stream(), core.stream_keep_alive());
+      auto grown = std::make_shared<Allocation<Space>>(space, bytes, core.stream(),
+                                                       core.stream_keep_alive());
       // The old ring goes once the reads of it that consumers released are done (its own
-      // release waits for the dataset's stream, which gathered into it).
+      // release waits for the dataset's stream, which gathered into it), and once nothing else
+      // shares it.
       fences_.drain();
       memory_.swap(grown);
     }
@@ -79,18 +85,23 @@ class GatherRing {
   /// @throws CapacityError when the allocation is refused.
   template <class Core>
   void reserve(const Core& core, std::size_t bytes) {
-    Allocation<Space> reserved(core.space(), bytes, core.stream(), core.stream_keep_alive());
-    memory_.swap(reserved);
+    memory_ = std::make_shared<Allocation<Space>>(core.space(), bytes, core.stream(),
+                                                  core.stream_keep_alive());
   }
 
   /// @brief The generation of the latest claim (0: never claimed).
   [[nodiscard]] std::size_t generation() const noexcept { return generation_.get(); }
-  [[nodiscard]] std::byte* data() const noexcept { return memory_.data(); }
-  [[nodiscard]] std::size_t bytes() const noexcept { return memory_.bytes(); }
+  [[nodiscard]] std::byte* data() const noexcept { return memory_ ? memory_->data() : nullptr; }
+  [[nodiscard]] std::size_t bytes() const noexcept { return memory_ ? memory_->bytes() : 0; }
+  /// @brief A share of the ring's current allocation, pointing at its first byte (null when
+  /// none is held): it stays allocated while the share lives.
+  [[nodiscard]] std::shared_ptr<const void> owner() const noexcept {
+    return memory_ ? std::shared_ptr<const void>(memory_, memory_->data()) : nullptr;
+  }
   [[nodiscard]] const fences_type& fences() const noexcept { return fences_; }
 
  private:
-  Allocation<Space> memory_;
+  std::shared_ptr<Allocation<Space>> memory_;  // null until the first claim or reserve
   ResetOnMove<std::size_t> generation_;
   fences_type fences_;
 };
