@@ -8,16 +8,21 @@
 //   `TensorDataset` holds one tensor), `transforms::Stack<>` to batch them, and
 //   `make_data_loader` with a `RandomSampler`: the C++ twin of `DataLoader(shuffle=True)`.
 // - resident: `DeviceDataset<HostSpace, uint8, int64>` epochs with `Shuffle::samples` (every
-//   batch gathered into the ring by the copy team) or `Shuffle::batches` (zero-copy views), each
-//   batch taken as tensors with `resident::to_tensors(epoch, k)` (sharing the memory they lie
+//   batch gathered into the ring by the copy team; with a conversion to float on the way in the
+//   third case, which libtorch does per stacked batch) or `Shuffle::batches` (zero-copy views),
+//   each batch taken as tensors with `resident::to_tensors(epoch, k)` (sharing the memory they lie
 //   in), as a training loop takes them.
-// Each side touches its batch (the first pixel of every row is summed), so that nothing is
-// optimised away. Built with RESIDENT_WITH_TORCH; a ctest smoke test runs it briefly.
+// Each side touches its batch (its first pixel and its label count), so that nothing is
+// optimised away. `ratio_to_memcpy` is one core's in-order memcpy of the epoch's pixels over
+// resident's epoch: the memory system's pace on this machine, measured in the same run. Built with
+// RESIDENT_WITH_TORCH; a ctest smoke test runs it briefly.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -60,8 +65,18 @@ struct Data {
   }
 };
 
+// The cases: what resident serves, and the same epoch's work on libtorch's side.
+enum class Case : std::int64_t {
+  samples = 0,    // Shuffle::samples: every batch gathered (the twin of RandomSampler)
+  batches = 1,    // Shuffle::batches: zero-copy views of the rows, whole batches shuffled
+  normalize = 2,  // Shuffle::samples with the pixels converted to float while gathering; libtorch
+                  // converts each stacked batch (`.to(kFloat32).mul_`), its fastest form
+};
+
+constexpr float kScale = 1.0f / 255;
+
 void BM_LibtorchEpoch(benchmark::State& state) {
-  const bool zero_copy = state.range(0) == 1;
+  const auto mode = static_cast<Case>(state.range(0));
   const Data data;
   resident::DatasetOptions options;
   options.batch_size = static_cast<std::size_t>(kBatch);
@@ -78,40 +93,71 @@ void BM_LibtorchEpoch(benchmark::State& state) {
           .map(torch::data::transforms::Stack<>()),
       torch::data::DataLoaderOptions().batch_size(static_cast<std::size_t>(kBatch)));
 
+  // Each side's batch is touched: its first pixel and its label count.
+  double touched = 0;
+  const auto touch = [&touched](const torch::Tensor& images, const torch::Tensor& labels) {
+    touched += images[0][0][0][0].item<double>() + static_cast<double>(labels.size(0));
+  };
   double libtorch_seconds = 0;
   double resident_seconds = 0;
-  std::int64_t touched = 0;
+  double copy_seconds = 0;
+  std::vector<std::uint8_t> slot(static_cast<std::size_t>(kBatch) * 3 * 32 * 32);
   std::uint64_t epoch_number = 0;
   for (auto _ : state) {
     auto start = Clock::now();
-    for (auto& batch : *loader) touched += batch.data[0][0][0][0].item<std::uint8_t>();
+    for (auto& batch : *loader)
+      touch(mode == Case::normalize ? batch.data.to(torch::kFloat32).mul_(kScale) : batch.data,
+            batch.target);
     libtorch_seconds += seconds_since(start);
 
     start = Clock::now();
-    auto epoch = ds.epoch(
-        {7, epoch_number++, zero_copy ? resident::Shuffle::batches : resident::Shuffle::samples});
-    for (std::size_t k = 0; k < epoch.size(); ++k) {
-      const auto [images, labels] = resident::to_tensors(epoch, k);
-      touched += images[0][0][0][0].item<std::uint8_t>() + labels.size(0);
-    }
+    const resident::EpochOptions order{
+        7, epoch_number++,
+        mode == Case::batches ? resident::Shuffle::batches : resident::Shuffle::samples};
+    const auto serve = [&touch](auto&& epoch) {
+      for (std::size_t k = 0; k < epoch.size(); ++k) {
+        const auto [images, labels] = resident::to_tensors(epoch, k);
+        touch(images, labels);
+      }
+    };
+    if (mode == Case::normalize)
+      serve(ds.epoch(order, resident::convert<0>(resident::Normalize{kScale, 0})));
+    else
+      serve(ds.epoch(order));
     const double seconds = seconds_since(start);
     resident_seconds += seconds;
     state.SetIterationTime(seconds);
+
+    // The memory system's pace, in the same run: one core copies the epoch's pixels in order
+    // into one batch's buffer, as a ring slot would take them.
+    start = Clock::now();
+    for (std::size_t at = 0; at < data.pixels.size(); at += slot.size()) {
+      std::memcpy(slot.data(), data.pixels.data() + at,
+                  std::min(slot.size(), data.pixels.size() - at));
+      benchmark::ClobberMemory();
+    }
+    copy_seconds += seconds_since(start);
   }
   benchmark::DoNotOptimize(touched);
   const auto iterations = static_cast<double>(state.iterations());
   state.counters["libtorch_epoch_s"] = libtorch_seconds / iterations;
   state.counters["ratio_to_libtorch"] = libtorch_seconds / resident_seconds;
-  state.SetLabel(zero_copy ? "resident Shuffle::batches, zero-copy"
-                           : "resident Shuffle::samples, gathered");
+  state.counters["ratio_to_memcpy"] = copy_seconds / resident_seconds;
+  state.SetLabel(mode == Case::batches     ? "Shuffle::batches, zero-copy"
+                 : mode == Case::normalize ? "Shuffle::samples, to float while gathered"
+                                           : "Shuffle::samples, gathered");
 }
 
 }  // namespace
 
 BENCHMARK(BM_LibtorchEpoch)
-    ->Arg(0)
-    ->Arg(1)
-    ->ArgName("zero_copy")
+    ->Arg(static_cast<std::int64_t>(Case::samples))
+    ->Arg(static_cast<std::int64_t>(Case::batches))
+    ->Arg(static_cast<std::int64_t>(Case::normalize))
+    ->ArgName("case")
+    // A fixed count: the manual time is resident's alone, so a minimum time would run
+    // thousands of libtorch epochs beside the zero-copy ones.
+    ->Iterations(10)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
