@@ -20,6 +20,9 @@
 #   sanitize  ~3 min, at most 5.5: compute-sanitizer's memcheck (with leak check), racecheck,
 #             initcheck and synccheck over the CUDA tests, the sweeps left out; first the
 #             canary, an out-of-bounds write that memcheck must report
+#   libtorch  ~2.5 min, at most 5: train_libtorch built there against PyTorch's libtorch (the
+#             bundle's is Debian's, without CUDA; nvcc compiles the example with libtorch's
+#             headers), run on the digits on the host and on the device with the same seed
 #
 #   scripts/gpu-check.sh --build-only   # on a build machine (GoogleTest, Google Benchmark,
 #                                       # OpenBLAS and a Python with scikit-learn installed):
@@ -27,9 +30,9 @@
 #                                       # executables the phases run, the shared libraries
 #                                       # the GPU machine lacks, the digits data) within its
 #                                       # size limit, and print the phase commands
-#   scripts/gpu-check.sh [--phase tests|bench|sanitize] [OUT_DIR]
+#   scripts/gpu-check.sh [--phase tests|bench|sanitize|libtorch] [OUT_DIR]
 #                                       # on the GPU machine, with build/gpu-bundle copied there;
-#                                       # without --phase, all three in turn
+#                                       # without --phase, all four in turn
 #
 # Logs go under OUT_DIR (default: the OUT environment variable, else gpu-check-out), one per
 # step, written as the step runs, so that a run stopped by a time limit still leaves what ran.
@@ -121,15 +124,15 @@ if [[ ${1:-} == --build-only ]]; then
   echo "gpu-check: on the GPU machine, from the repository root with $bundle copied there, each"
   echo "phase on its own (time each: the header of scripts/gpu-check.sh; logs under OUT_DIR,"
   echo "default \$OUT, else gpu-check-out):"
-  for phase in tests bench sanitize; do echo "  scripts/gpu-check.sh --phase $phase"; done
+  for phase in tests bench sanitize libtorch; do echo "  scripts/gpu-check.sh --phase $phase"; done
   exit 0
 fi
 
-phases=(tests bench sanitize)
+phases=(tests bench sanitize libtorch)
 if [[ ${1:-} == --phase ]]; then
   case ${2:-} in
-    tests | bench | sanitize) phases=("$2") ;;
-    *) echo "usage: scripts/gpu-check.sh [--build-only | --phase tests|bench|sanitize]" \
+    tests | bench | sanitize | libtorch) phases=("$2") ;;
+    *) echo "usage: scripts/gpu-check.sh [--build-only | --phase tests|bench|sanitize|libtorch]" \
       "[OUT_DIR]" >&2
       exit 2 ;;
   esac
@@ -247,6 +250,27 @@ dlpack_torch() {  # torch.from_dlpack reads every field and batch, on the host a
     "$build/tests/libresident_dlpack_exporter.so" --require-cuda
 }
 
+# The libtorch example on the device, against the libtorch of PyTorch's wheel (the bundle's
+# Debian libtorch has no CUDA): built here, the example alone, then run on the digits on the
+# host and on the device with the same seed, each held to example.train_libtorch_digits's 95 %.
+train_libtorch_cuda() {
+  local python prefix space accuracy
+  python=$(python_with torch) || { echo "no Python here has PyTorch (import torch)"; return 1; }
+  prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)') || return 1
+  limit 60 cmake -S . -B build/gpu-libtorch -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$prefix" -DRESIDENT_WITH_TORCH=ON -DRESIDENT_BUILD_TESTS=OFF \
+    -DRESIDENT_BUILD_BENCHMARKS=OFF -DRESIDENT_BUILD_EXAMPLES=ON || return 1
+  limit 150 cmake --build build/gpu-libtorch --target train_libtorch || return 1
+  for space in host cuda; do
+    limit 45 build/gpu-libtorch/examples/train_libtorch --x "$bundle/data/digits_x.npy" \
+      --y "$bundle/data/digits_y.npy" --seed 1 --device "$space" |
+      tee "$out/train_libtorch-$space.txt" || return 1
+    accuracy=$(sed -n 's/^held-out accuracy \([0-9.]*\) %$/\1/p' "$out/train_libtorch-$space.txt")
+    say "train_libtorch --device $space, seed 1: held-out accuracy ${accuracy:-none} %"
+    awk -v a="${accuracy:-0}" -v floor="$digits_floor" 'BEGIN { exit !(a >= floor) }' || return 1
+  done
+}
+
 phase_tests() {
   step tests-resident limit 120 "$build/tests/resident_tests"
   step tests-cuda limit 45 "$build/tests/resident_cuda_tests"
@@ -260,6 +284,10 @@ phase_tests() {
   step dlpack-torch dlpack_torch
   step train_mlp-digits train_mlp_host_vs_cuda
   step train_tokens-cuda train_tokens_cuda
+}
+
+phase_libtorch() {
+  step train_libtorch train_libtorch_cuda
 }
 
 plot() {
