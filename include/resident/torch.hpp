@@ -84,6 +84,14 @@ torch::Device torch_device(const Space& space) {
     return torch::kCPU;
 }
 
+/// Whether tensors can share `Dataset`'s memory: it has an allocation to share
+/// (`storage_owner()`), as `DeviceDataset` and `TokenDataset` have.
+template <class Dataset, class = void>
+struct shares_memory : std::false_type {};
+template <class Dataset>
+struct shares_memory<Dataset, std::void_t<decltype(std::declval<const Dataset&>().storage_owner())>>
+    : std::true_type {};
+
 /// The share of `dataset`'s memory that the `bytes` at `first` lie in: its allocation (a field
 /// or a zero-copy batch) or its gather ring (a gathered batch); null when neither holds them.
 template <class Dataset>
@@ -94,6 +102,10 @@ std::shared_ptr<const void> share_holding(const Dataset& dataset, const void* fi
     const auto* begin = static_cast<const std::byte*>(first);
     return base != nullptr && begin >= base && begin + bytes <= base + size;
   };
+  static_assert(shares_memory<Dataset>::value,
+                "to_tensor and to_tensors make tensors of a DeviceDataset's or a TokenDataset's "
+                "memory; a StreamingDataset's batches lie in chunk slots it reuses: copy such a "
+                "batch into a tensor (torch::from_blob(...).clone())");
   std::shared_ptr<const void> storage = dataset.storage_owner();
   if (inside(storage, dataset.bytes())) return storage;
   std::shared_ptr<const void> ring = dataset.impl_ring().owner();
