@@ -146,6 +146,10 @@ class DatasetEpoch {
   /// @throws Error as `size()` does.
   [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
+  /// @brief The preloaded dataset's epoch this one is, or null when the dataset streams (for
+  /// what needs the preloaded memory, as `to_tensors` does).
+  [[nodiscard]] Preloaded* impl_preloaded() noexcept { return std::get_if<0>(&epoch_); }
+
  private:
   std::variant<Preloaded, Streamed> epoch_;
   detail::DataToken self_;  // this epoch object's, for its iterators

@@ -13,11 +13,14 @@
 #if __has_include(<torch/torch.h>)
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -25,6 +28,7 @@
 
 #include "resident/batch_view.hpp"
 #include "resident/config.hpp"
+#include "resident/dataset.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/space_traits.hpp"
@@ -47,21 +51,30 @@ namespace resident {
 
 namespace detail {
 
-/// Whether libtorch has a scalar type for elements of `T` (libtorch 1.13 has no unsigned type
-/// wider than a byte).
+/// Whether libtorch has unsigned tensors wider than a byte (`kUInt16`, `kUInt32`, `kUInt64`,
+/// from 2.3 on).
+inline constexpr bool torch_has_wide_unsigned = TORCH_VERSION_MAJOR > 2 ||
+                                                (TORCH_VERSION_MAJOR == 2 &&
+                                                 TORCH_VERSION_MINOR >= 3);
+
+/// Whether libtorch has a scalar type for elements of `T`.
 template <class T>
 inline constexpr bool has_torch_dtype =
     std::is_same_v<T, bool> || std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> ||
     std::is_same_v<T, std::int16_t> || std::is_same_v<T, std::int32_t> ||
-    std::is_same_v<T, std::int64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+    std::is_same_v<T, std::int64_t> || std::is_same_v<T, float> || std::is_same_v<T, double> ||
+    (torch_has_wide_unsigned &&
+     (std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
+      std::is_same_v<T, std::uint64_t>));
 
 /// libtorch's scalar type for elements of `T`.
 template <class T>
 constexpr c10::ScalarType torch_dtype() noexcept {
   static_assert(has_torch_dtype<T>,
-                "libtorch has no scalar type for this element type (1.13 has no uint16, uint32 "
-                "or uint64): convert the field while gathering (resident::convert) or store it "
-                "as a signed type of the same width or wider");
+                "libtorch has no scalar type for this element type (before 2.3 it has no "
+                "uint16, uint32 or uint64): convert the field while gathering "
+                "(resident::convert), store it as a signed type of the same width or wider (a "
+                "TokenDataset's tokens as std::int32_t), or use libtorch 2.3 or later");
   if constexpr (std::is_same_v<T, bool>) return torch::kBool;
   if constexpr (std::is_same_v<T, std::uint8_t>) return torch::kUInt8;
   if constexpr (std::is_same_v<T, std::int8_t>) return torch::kInt8;
@@ -69,6 +82,11 @@ constexpr c10::ScalarType torch_dtype() noexcept {
   if constexpr (std::is_same_v<T, std::int32_t>) return torch::kInt32;
   if constexpr (std::is_same_v<T, std::int64_t>) return torch::kInt64;
   if constexpr (std::is_same_v<T, float>) return torch::kFloat32;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  if constexpr (std::is_same_v<T, std::uint16_t>) return c10::ScalarType::UInt16;
+  if constexpr (std::is_same_v<T, std::uint32_t>) return c10::ScalarType::UInt32;
+  if constexpr (std::is_same_v<T, std::uint64_t>) return c10::ScalarType::UInt64;
+#endif
   return torch::kFloat64;
 }
 
@@ -92,6 +110,16 @@ template <class Dataset>
 struct shares_memory<Dataset, std::void_t<decltype(std::declval<const Dataset&>().storage_owner())>>
     : std::true_type {};
 
+/// Refuses, with a sentence, a dataset whose memory tensors cannot share.
+template <class Dataset>
+constexpr bool check_shares_memory() noexcept {
+  static_assert(shares_memory<Dataset>::value,
+                "to_tensor and to_tensors make tensors of a DeviceDataset's or a TokenDataset's "
+                "memory; a StreamingDataset's batches lie in chunk slots it reuses: copy such a "
+                "batch into a tensor (torch::from_blob(...).clone())");
+  return shares_memory<Dataset>::value;
+}
+
 /// The share of `dataset`'s memory that the `bytes` at `first` lie in: its allocation (a field
 /// or a zero-copy batch) or its gather ring (a gathered batch); null when neither holds them.
 template <class Dataset>
@@ -102,10 +130,6 @@ std::shared_ptr<const void> share_holding(const Dataset& dataset, const void* fi
     const auto* begin = static_cast<const std::byte*>(first);
     return base != nullptr && begin >= base && begin + bytes <= base + size;
   };
-  static_assert(shares_memory<Dataset>::value,
-                "to_tensor and to_tensors make tensors of a DeviceDataset's or a TokenDataset's "
-                "memory; a StreamingDataset's batches lie in chunk slots it reuses: copy such a "
-                "batch into a tensor (torch::from_blob(...).clone())");
   std::shared_ptr<const void> storage = dataset.storage_owner();
   if (inside(storage, dataset.bytes())) return storage;
   std::shared_ptr<const void> ring = dataset.impl_ring().owner();
@@ -166,22 +190,29 @@ typename Space::stream_type torch_stream([[maybe_unused]] const Space& space,
 /// (`torch::cuda::is_available()` is false).
 template <class Dataset, class T>
 [[nodiscard]] torch::Tensor to_tensor(const Dataset& dataset, BatchView<const T> view) {
-  RESIDENT_EXPECTS(!dataset.moved_from(),
-                   "to_tensor() was given a moved-from dataset, which holds no data; make the "
-                   "tensor from the dataset the data was moved to");
-  std::shared_ptr<const void> share = detail::share_holding(dataset, view.data(), view.bytes());
-  RESIDENT_EXPECTS(share != nullptr || view.bytes() == 0,
-                   "to_tensor() makes tensors of this dataset's own memory (a field, or a batch "
-                   "of one of its epochs), but the view lies outside it: it is another "
-                   "dataset's; pass the dataset the view came from");
-  const torch::Device device = detail::torch_device(dataset.space());
-  RESIDENT_EXPECTS(!device.is_cuda() || torch::cuda::is_available(),
-                   "to_tensor() makes CUDA tensors of this dataset's device memory, but this "
-                   "libtorch has no CUDA (torch::cuda::is_available() is false: a CPU-only "
-                   "build, or no driver); link a libtorch built with CUDA (PyTorch's CUDA wheel: "
-                   "CMAKE_PREFIX_PATH=$(python3 -c 'import torch; "
-                   "print(torch.utils.cmake_prefix_path)')), or keep the dataset in a host space");
-  return detail::tensor_sharing(std::move(share), view, device);
+  if constexpr (!detail::check_shares_memory<Dataset>()) {
+    return {};  // refused above, when compiled
+  } else {
+    RESIDENT_EXPECTS(!dataset.moved_from(),
+                     "to_tensor() was given a moved-from dataset, which holds no data; make the "
+                     "tensor from the dataset the data was moved to");
+    std::shared_ptr<const void> share = detail::share_holding(dataset, view.data(), view.bytes());
+    RESIDENT_EXPECTS(share != nullptr || view.bytes() == 0,
+                     "to_tensor() makes tensors of this dataset's own memory (a field, or a batch "
+                     "of its current epochs), but the view lies outside it: it is another "
+                     "dataset's, or a gathered batch of an epoch whose ring a wider epoch has "
+                     "since replaced; pass the dataset the view came from, or take the batch as "
+                     "it is served with to_tensors(epoch, k)");
+    const torch::Device device = detail::torch_device(dataset.space());
+    RESIDENT_EXPECTS(!device.is_cuda() || torch::cuda::is_available(),
+                     "to_tensor() makes CUDA tensors of this dataset's device memory, but this "
+                     "libtorch has no CUDA (torch::cuda::is_available() is false: a CPU-only "
+                     "build, or no driver); link a libtorch built with CUDA (PyTorch's CUDA "
+                     "wheel: CMAKE_PREFIX_PATH=$(python3 -c 'import torch; "
+                     "print(torch.utils.cmake_prefix_path)')), or keep the dataset in a host "
+                     "space");
+    return detail::tensor_sharing(std::move(share), view, device);
+  }
 }
 
 /// @brief Batch `k` of an epoch as `torch::Tensor`s, one per field (see `to_tensor`), ordered
@@ -208,8 +239,7 @@ class TensorBatch {
   static constexpr std::size_t fields = std::tuple_size_v<typename Epoch::batch_type>;
 
   /// @brief Use `to_tensors(epoch, k)`.
-  /// @throws what `epoch.batch(k)` and `epoch.wait(k, stream)` throw; InvalidArgument for a
-  /// batch that is not in the dataset's memory (a `StreamingDataset`'s).
+  /// @throws what `epoch.batch(k)`, `to_tensor` and `epoch.wait(k, stream)` throw.
   TensorBatch(Epoch& epoch, std::size_t k)
       : epoch_(&epoch),
         lease_(epoch.impl_lease()),
@@ -219,7 +249,8 @@ class TensorBatch {
     epoch.wait(k, consumer_);
     held_ = true;
   }
-  /// @brief Takes `other`'s tensors and its release; `other` releases nothing.
+  /// @brief Takes `other`'s tensors and its release; `other` holds undefined tensors after and
+  /// releases nothing.
   TensorBatch(TensorBatch&& other) noexcept
       : epoch_(other.epoch_),
         lease_(std::move(other.lease_)),
@@ -248,9 +279,11 @@ class TensorBatch {
 
   /// @brief Releases the batch now, behind the work enqueued on libtorch's stream so far
   /// (`Epoch::release`); the tensors stay. Nothing is done a second time, or once the epoch is
-  /// destroyed or moved (no later gather of it can overwrite the batch).
-  /// @throws what `Epoch::release` throws (CudaError when the event cannot be recorded; Error
-  /// when the epoch has gathered batch `k + ring_depth` already: the batch is gone).
+  /// destroyed or moved (no later gather of it can overwrite the batch). On the host there is
+  /// nothing to order, but the epoch's checks still apply.
+  /// @throws what `Epoch::release` throws: Error when the epoch has gathered batch
+  /// `k + ring_depth` into the slot already (the batch is gone: release it before), or when its
+  /// dataset was moved from or destroyed; CudaError when the event cannot be recorded.
   void release() {
     if (!std::exchange(held_, false) || !lease_.valid()) return;
     epoch_->release(k_, consumer_);
@@ -258,9 +291,14 @@ class TensorBatch {
 
   /// @brief The batch's number in its epoch.
   [[nodiscard]] std::size_t index() const noexcept { return k_; }
-  /// @brief Field `field`'s tensor (`field < fields`).
+  /// @brief Field `field`'s tensor.
+  /// @throws std::out_of_range when `field >= fields`.
   [[nodiscard]] const torch::Tensor& operator[](std::size_t field) const {
-    return tensors_.at(field);
+    if (field >= fields)
+      throw std::out_of_range("resident: TensorBatch field " + std::to_string(field) +
+                              " is out of range; the batch has " + std::to_string(fields) +
+                              " fields; use an index below " + std::to_string(fields));
+    return tensors_[field];
   }
   /// @brief Field `Field`'s tensor, for structured bindings.
   template <std::size_t Field>
@@ -299,6 +337,22 @@ class TensorBatch {
 template <class Epoch>
 [[nodiscard]] TensorBatch<Epoch> to_tensors(Epoch& epoch, std::size_t k) {
   return TensorBatch<Epoch>(epoch, k);
+}
+
+/// @brief Batch `k` of an epoch of a `Dataset` or a `TokenCorpus` (`make_dataset`,
+/// `load_dataset`, `load_token_file`): that of its preloaded dataset's epoch (see above).
+/// @throws InvalidArgument when the dataset streams (`is_streaming()`: its plan did not fit it
+/// in the space), whose batches lie in chunk slots it reuses; what the other overload throws.
+template <class Owner, bool Kernels, class Conversion, class Augment>
+[[nodiscard]] auto to_tensors(DatasetEpoch<Owner, Kernels, Conversion, Augment>& epoch,
+                              std::size_t k) {
+  auto* preloaded = epoch.impl_preloaded();
+  RESIDENT_EXPECTS(preloaded != nullptr,
+                   "to_tensors() makes tensors of a preloaded dataset's memory, but this dataset "
+                   "streams (is_streaming(): its plan did not fit it in the space), and its "
+                   "batches lie in chunk slots it reuses; copy each batch into a tensor "
+                   "(torch::from_blob(...).clone()), or make room so that it preloads");
+  return to_tensors(*preloaded, k);
 }
 
 }  // namespace resident

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/augment.hpp"
 #include "resident/convert.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/token_dataset.hpp"
@@ -205,6 +206,73 @@ TYPED_TEST(ToTensor, TheBatchesOfEveryShuffleConversionAndRemainderAreTheirViews
   }
 }
 
+// Features composed: shard (none, partitioned, replicated; both ranks) x remainder x shuffle x
+// transforms (none, a conversion, an augmentation, both, a conversion of the other field): each
+// batch's tensors are its views, of the dtype and shape the epoch serves.
+TYPED_TEST(ToTensor, ShardedAugmentedAndConvertedBatchesAreTheirViews) {
+  constexpr std::size_t rows = 23;
+  std::vector<std::uint8_t> images(rows * 16);
+  for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<std::uint8_t>(i);
+  const std::vector<std::int32_t> labels = values<std::int32_t>(rows);
+  const auto image = resident::ImageLayout::chw(1, 4, 4);
+  const auto same = [this](const auto& ds, auto& epoch) {
+    for (std::size_t k = 0; k < epoch.size(); ++k) {
+      const auto tensors = resident::to_tensors(epoch, k);
+      const auto batch = epoch.batch(k);
+      using Pixel = typename std::tuple_element_t<0, std::decay_t<decltype(batch)>>::value_type;
+      using Label = typename std::tuple_element_t<1, std::decay_t<decltype(batch)>>::value_type;
+      this->expect_same(ds, tensors[0], std::get<0>(batch),
+                        resident::detail::torch_dtype<std::remove_cv_t<Pixel>>());
+      this->expect_same(ds, tensors[1], std::get<1>(batch),
+                        resident::detail::torch_dtype<std::remove_cv_t<Label>>());
+    }
+  };
+  for (int shard = 0; shard < 5; ++shard) {
+    for (Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+      DatasetOptions options;
+      options.batch_size = 5;
+      options.remainder = remainder;
+      if (shard > 0) {
+        options.shard = resident::Shard{(shard - 1) % 2, 2, 0};
+        options.sharding =
+            shard <= 2 ? resident::Sharding::partitioned : resident::Sharding::replicated;
+      }
+      DeviceDataset ds(this->space_, options,
+                       HostTensor<const std::uint8_t>(images.data(), {rows, 1, 4, 4}),
+                       HostTensor<const std::int32_t>(labels.data(), {rows}));
+      for (Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+        SCOPED_TRACE(testing::Message()
+                     << "shard case " << shard << ", remainder " << static_cast<int>(remainder)
+                     << ", shuffle " << static_cast<int>(shuffle));
+        const resident::EpochOptions order{1, 0, shuffle};
+        {
+          auto epoch = ds.epoch(order);
+          same(ds, epoch);
+        }
+        {
+          auto epoch = ds.epoch(order, resident::convert<0>(TestFixture::halve()));
+          same(ds, epoch);
+        }
+        {
+          auto epoch =
+              ds.epoch(order, resident::augment<0>(image, resident::RandomCrop{1},
+                                                   resident::RandomFlip{}, resident::Cutout{2}));
+          same(ds, epoch);
+        }
+        {
+          auto epoch = ds.epoch(order, resident::augment<0>(image, resident::RandomCrop{1}),
+                                resident::convert<0>(TestFixture::halve()));
+          same(ds, epoch);
+        }
+        {
+          auto epoch = ds.epoch(order, resident::convert<1>(TestFixture::halve()));
+          same(ds, epoch);
+        }
+      }
+    }
+  }
+}
+
 TYPED_TEST(ToTensor, TokenBatchesOfEveryShuffleAreTensorsOfTheStream) {
   std::vector<std::int32_t> tokens(1000);
   for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int32_t>(i * 7);
@@ -323,12 +391,71 @@ TYPED_TEST(ToTensor, RefusesWhatItCannotShare) {
   auto epoch = other.epoch({0, 0, Shuffle::samples});
   const auto gathered = std::get<3>(epoch.batch(0));
   says([&] { return resident::to_tensor(ds, gathered); }, "another dataset's");
+  // A gathered view of an epoch whose ring a wider epoch has replaced since.
+  DatasetOptions narrow;
+  narrow.batch_size = 8;
+  narrow.ring_element_bytes = 1;
+  const std::vector<std::uint8_t> bytes = values<std::uint8_t>(kRows * 64);
+  DeviceDataset pixels(this->space_, narrow,
+                       HostTensor<const std::uint8_t>(bytes.data(), {kRows, 64}));
+  auto first = pixels.epoch({0, 0, Shuffle::samples});
+  const auto retired = std::get<0>(first.batch(0));
+  auto wider = pixels.epoch({0, 1, Shuffle::samples}, resident::convert<0>(TestFixture::halve()));
+  (void)wider.batch(0);
+  says([&] { return resident::to_tensor(pixels, retired); }, "whose ring a wider epoch has");
   auto moved = std::move(ds);
-  says(
-      [&] {
-        return resident::to_tensor(ds, moved.template field<3>());
-      },  // NOLINT(bugprone-use-after-move)
-      "moved-from dataset");
+  const auto field = moved.template field<3>();
+  // NOLINTNEXTLINE(bugprone-use-after-move): the refusal of a moved-from dataset
+  says([&] { return resident::to_tensor(ds, field); }, "moved-from dataset");
+}
+
+TYPED_TEST(ToTensor, AFieldPastTheLastIsOutOfRange) {
+  const Fields fields;
+  auto ds = fields.dataset(this->space_, 8);
+  auto epoch = ds.epoch({0, 0, Shuffle::samples});
+  const auto batch = resident::to_tensors(epoch, 0);
+  EXPECT_EQ(batch[6].scalar_type(), torch::kFloat64);
+  try {
+    (void)batch[7];
+    ADD_FAILURE() << "field 7 of 7 was given";
+  } catch (const std::out_of_range& error) {
+    EXPECT_NE(std::string(error.what()).find("the batch has 7 fields"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW((void)resident::to_tensors(epoch, epoch.size()), std::out_of_range);
+}
+
+// make_dataset's Dataset: its preloaded epochs give tensors as DeviceDataset's do; a streamed
+// one is refused with the reason (its batches lie in chunk slots it reuses).
+TYPED_TEST(ToTensor, ADatasetThatPreloadsGivesTensorsAndOneThatStreamsIsRefused) {
+  std::vector<std::int64_t> ids(1000);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+  const HostTensor<const std::int64_t> tensor(ids.data(), {ids.size()});
+  DatasetOptions options;
+  options.batch_size = 10;
+  auto roomy = resident::make_dataset(this->space_, options, tensor);
+  ASSERT_FALSE(roomy.is_streaming());
+  auto epoch = roomy.epoch({2, 0, Shuffle::samples});
+  std::vector<int> seen(ids.size(), 0);
+  for (std::size_t k = 0; k < epoch.size(); ++k) {
+    const auto [x] = resident::to_tensors(epoch, k);
+    EXPECT_EQ(x.data_ptr(), static_cast<const void*>(std::get<0>(epoch.batch(k)).data()));
+    for (const std::int64_t id : tensor_values<std::int64_t>(x))
+      ++seen[static_cast<std::size_t>(id)];
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(ids.size()));
+  if constexpr (std::is_same_v<TypeParam, resident::HostSpace>) {
+    auto streamed = resident::make_dataset(resident::HostSpace::with_budget(2048), options, tensor);
+    ASSERT_TRUE(streamed.is_streaming());
+    auto streamed_epoch = streamed.epoch({2, 0, Shuffle::samples});
+    try {
+      (void)resident::to_tensors(streamed_epoch, 0);
+      ADD_FAILURE() << "a streamed batch was made a tensor";
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("this dataset streams"), std::string::npos)
+          << error.what();
+    }
+  }
 }
 
 #if RESIDENT_HAS_CUDA
