@@ -55,9 +55,13 @@ tidy_units() {
 run_tidy() {
   local start units cuda_units host=build/tidy-host cuda=build/tidy-simulated
   start=$(date +%s)
-  # The host build's compile database: configured, never built.
+  # The host build's compile database: configured, never built; with libtorch's tests where
+  # Debian's libtorch is installed (as .ci/run installs it).
+  local torch=OFF
+  if [[ -e /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ]]; then torch=ON; fi
   cmake -S . -B "$host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
     -DRESIDENT_ENABLE_CUDA=OFF -DRESIDENT_BUILD_EXAMPLES=OFF -DRESIDENT_BUILD_BENCHMARKS=OFF \
+    -DRESIDENT_WITH_TORCH="$torch" \
     >"$host.configure.log" 2>&1 || { cat "$host.configure.log" >&2; exit 1; }
   # tests/torch/refuses.cpp must not compile (their test looks for the compiler's refusal).
   mapfile -t units < <(git ls-files 'tests/*.cpp' |
@@ -66,8 +70,8 @@ run_tidy() {
   if ! grep -q 'tests/dlpack_numpy/probe.cpp' "$host/compile_commands.json"; then
     mapfile -t units < <(printf '%s\n' "${units[@]}" | grep -v '^tests/dlpack_numpy/')
   fi
-  # libtorch's tests are built only with RESIDENT_WITH_TORCH, which this build leaves off (the
-  # ci preset compiles them, warning-free, with -Werror).
+  # libtorch's tests are built only with RESIDENT_WITH_TORCH, which needs libtorch (the ci
+  # preset compiles them, warning-free, with -Werror).
   if ! grep -q 'tests/torch/test_torch.cpp' "$host/compile_commands.json"; then
     mapfile -t units < <(printf '%s\n' "${units[@]}" | grep -v '^tests/torch/')
   fi
@@ -84,8 +88,9 @@ run_tidy() {
     -DRESIDENT_ENABLE_CUDA=OFF -DRESIDENT_SIMULATED_CUDA=ON -DRESIDENT_BUILD_EXAMPLES=OFF \
     -DRESIDENT_BUILD_BENCHMARKS=OFF >"$cuda.configure.log" 2>&1 ||
     { cat "$cuda.configure.log" >&2; exit 1; }
+  # libtorch's tests: the host pass has them (this build has no libtorch).
   mapfile -t cuda_units < <(git grep -l -E 'Cuda(HostPinned)?Space' -- 'tests/*.cpp' |
-    grep -v -e '^tests/fuzz/' -e '^tests/consumer/')
+    grep -v -e '^tests/fuzz/' -e '^tests/consumer/' -e '^tests/torch/')
   cuda_units+=(tests/simcuda/simcuda.cpp)
   tidy_units "$cuda" "$cuda/clang-tidy.log" "${cuda_units[@]}"
   echo "static-analysis: clang-tidy clean over the ${#cuda_units[@]} units that name a CUDA" \

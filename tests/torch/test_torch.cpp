@@ -298,7 +298,7 @@ TYPED_TEST(ToTensor, TokenBatchesOfEveryShuffleAreTensorsOfTheStream) {
 // into another allocation for a wider epoch, and after the dataset is destroyed.
 TYPED_TEST(ToTensor, GatheredTensorsOutliveTheEpochTheRingAndTheDataset) {
   constexpr std::size_t rows = 20;
-  constexpr std::size_t row_bytes = 3 * 32 * 32;  // a ring slot of pages, not of bytes
+  constexpr std::size_t row_bytes = std::size_t{3} * 32 * 32;  // slots of pages, not bytes
   const std::vector<std::uint8_t> images = values<std::uint8_t>(rows * row_bytes);
   const std::vector<double> labels = values<double>(rows);
   torch::Tensor pixels;
@@ -342,7 +342,8 @@ TYPED_TEST(ToTensor, ZeroCopyTensorsOutliveTheDataset) {
   }
   ASSERT_EQ(tensor.size(0), 8);
   const auto got = tensor_values<float>(tensor);
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], fields.f32[16 * 3 + i]) << i;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i], fields.f32[std::size_t{16} * 3 + i]) << i;
 }
 
 // A batch of tensors releases its batch once: at `release()` or at its end, whichever is first;
