@@ -47,15 +47,17 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+// Whether libtorch has unsigned tensors wider than a byte (`kUInt16`, `kUInt32`, `kUInt64`,
+// from 2.3 on): a macro, because the names of those types do not exist before.
+#define RESIDENT_TORCH_HAS_WIDE_UNSIGNED \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
+
 namespace resident {
 
 namespace detail {
 
-/// Whether libtorch has unsigned tensors wider than a byte (`kUInt16`, `kUInt32`, `kUInt64`,
-/// from 2.3 on).
-inline constexpr bool torch_has_wide_unsigned = TORCH_VERSION_MAJOR > 2 ||
-                                                (TORCH_VERSION_MAJOR == 2 &&
-                                                 TORCH_VERSION_MINOR >= 3);
+/// Whether libtorch has unsigned tensors wider than a byte (from 2.3 on).
+inline constexpr bool torch_has_wide_unsigned = RESIDENT_TORCH_HAS_WIDE_UNSIGNED;
 
 /// Whether libtorch has a scalar type for elements of `T`.
 template <class T>
@@ -82,7 +84,7 @@ constexpr c10::ScalarType torch_dtype() noexcept {
   if constexpr (std::is_same_v<T, std::int32_t>) return torch::kInt32;
   if constexpr (std::is_same_v<T, std::int64_t>) return torch::kInt64;
   if constexpr (std::is_same_v<T, float>) return torch::kFloat32;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#if RESIDENT_TORCH_HAS_WIDE_UNSIGNED
   if constexpr (std::is_same_v<T, std::uint16_t>) return c10::ScalarType::UInt16;
   if constexpr (std::is_same_v<T, std::uint32_t>) return c10::ScalarType::UInt32;
   if constexpr (std::is_same_v<T, std::uint64_t>) return c10::ScalarType::UInt64;
@@ -159,13 +161,9 @@ typename Space::stream_type torch_stream([[maybe_unused]] const Space& space,
                                          typename Space::stream_type own) {
 #if RESIDENT_TORCH_HAS_CUDA
   if constexpr (std::is_same_v<typename Space::stream_type, cudaStream_t>) {
-    constexpr int dlpack_cuda = 2;  // kDLCUDA
-    if constexpr (space_traits<Space>::dlpack_device_type == dlpack_cuda)
-      return c10::cuda::getCurrentCUDAStream(
-                 static_cast<c10::DeviceIndex>(space_traits<Space>::dlpack_device_id(space)))
-          .stream();
-    else
-      return c10::cuda::getCurrentCUDAStream().stream();
+    // Page-locked host memory is read on the current device's stream (index -1).
+    const torch::Device device = torch_device(space);
+    return c10::cuda::getCurrentCUDAStream(device.is_cuda() ? device.index() : -1).stream();
   }
 #endif
   return own;
