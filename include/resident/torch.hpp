@@ -47,8 +47,8 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-// Whether libtorch has unsigned tensors wider than a byte (`kUInt16`, `kUInt32`, `kUInt64`,
-// from 2.3 on): a macro, because the names of those types do not exist before.
+/// @brief 1 where libtorch has unsigned tensors wider than a byte (`kUInt16`, `kUInt32`,
+/// `kUInt64`, from 2.3 on): a macro, because the names of those types do not exist before.
 #define RESIDENT_TORCH_HAS_WIDE_UNSIGNED \
   (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
 
