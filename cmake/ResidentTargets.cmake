@@ -54,3 +54,16 @@ function(resident_configure_target target)
       CUDA_RUNTIME_LIBRARY ${runtime})
   endif()
 endfunction()
+
+# resident_skipped_test(<name> <reason> [LABELS <label>...]): a test standing for what this build
+# could not make for want of an optional dependency, reported as skipped with <reason>
+# (scripts/test-report.py groups skips by the text before its first ": "), so that what a build
+# left out shows in the test report instead of being absent from it.
+function(resident_skipped_test name reason)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "LABELS")
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo "${name}: skipped: ${reason}")
+  set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION ": skipped: ")
+  if(arg_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${arg_LABELS}")
+  endif()
+endfunction()

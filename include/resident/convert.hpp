@@ -7,12 +7,15 @@
 /// (`uint8_t` pixels, `half`, `bfloat16`), `float` batches for the model.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <type_traits>
 
 #include "resident/config.hpp"
+#include "resident/detail/checked_math.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/image_layout.hpp"
 
@@ -76,7 +79,9 @@ class Normalize {
   /// @param channel_stride elements of one channel's run in a row: `H * W` for CHW rows,
   /// 1 for HWC rows (channel = element % channels)
   /// @param input_scale factor applied to `in` first, e.g. `1.0f / 255` for 8-bit pixels
-  /// @throws InvalidArgument for mismatched or too many channels, a zero std or stride.
+  /// @throws InvalidArgument for mismatched or too many channels, a zero std or stride, a
+  /// channel span (`channels * channel_stride`) that overflows `size_t`, or a mean, std or
+  /// input scale that is not finite (or whose quotient is not).
   static Normalize mean_std(std::initializer_list<float> mean, std::initializer_list<float> std,
                             std::size_t channel_stride, float input_scale = 1.0f) {
     RESIDENT_EXPECTS(mean.size() == std.size() && mean.size() >= 1 && mean.size() <= max_channels,
@@ -86,15 +91,37 @@ class Normalize {
     RESIDENT_EXPECTS(channel_stride > 0,
                      "Normalize::mean_std needs a channel stride above 0 (H*W for CHW rows, 1 "
                      "for HWC rows)");
+    // The span of one image's channels is what check_row_layout divides rows by and what the
+    // gathers index channels with: a span that wraps would divide by zero or put every element
+    // in channel 0.
+    RESIDENT_EXPECTS(channel_stride <= std::numeric_limits<std::size_t>::max() / mean.size(),
+                     "Normalize::mean_std: " + std::to_string(mean.size()) + " channels of " +
+                         std::to_string(channel_stride) +
+                         " elements each overflow std::size_t; give channel_stride = H*W for "
+                         "CHW rows or 1 for HWC rows");
+    RESIDENT_EXPECTS(std::isfinite(input_scale),
+                     "Normalize::mean_std: input_scale is " + std::to_string(input_scale) +
+                         "; give a finite factor (e.g. 1.0f / 255 for 8-bit pixels)");
     Normalize normalize;
     normalize.channels_ = mean.size();
     normalize.channel_stride_ = channel_stride;
     for (std::size_t c = 0; c < mean.size(); ++c) {
       const float deviation = std.begin()[c];
+      const float average = mean.begin()[c];
+      const std::string channel = "Normalize::mean_std: channel " + std::to_string(c) + "'s ";
+      RESIDENT_EXPECTS(std::isfinite(average) && std::isfinite(deviation),
+                       channel + "mean " + std::to_string(average) + " and std " +
+                           std::to_string(deviation) +
+                           " must both be finite numbers; every batch would hold NaN or "
+                           "infinity otherwise");
       RESIDENT_EXPECTS(deviation != 0.0f,
-                       "Normalize::mean_std: std of channel " + std::to_string(c) + " is 0");
+                       channel + "std is 0; give each channel's standard deviation (above 0)");
       normalize.scale_[c] = input_scale / deviation;
-      normalize.offset_[c] = -mean.begin()[c] / deviation;
+      normalize.offset_[c] = -average / deviation;
+      RESIDENT_EXPECTS(std::isfinite(normalize.scale_[c]) && std::isfinite(normalize.offset_[c]),
+                       channel + "std " + std::to_string(deviation) +
+                           " is so small that input_scale / std or mean / std overflows a float; "
+                           "give the standard deviation in the units of in * input_scale");
     }
     return normalize;
   }
@@ -109,7 +136,12 @@ class Normalize {
                      "Normalize::mean_std got " + std::to_string(mean.size()) +
                          " means for images of " + std::to_string(image.channels) + " channels (" +
                          image.describe() + "); give one mean and std per channel");
-    return mean_std(mean, std, image.channel_stride(), input_scale);
+    // H * W of a CHW layout may wrap; then no stride describes the images.
+    const std::size_t stride =
+        image.order == ImageLayout::Order::chw
+            ? detail::checked_mul(image.height, image.width, "channel stride (H x W) of images")
+            : 1;
+    return mean_std(mean, std, stride, input_scale);
   }
 
   /// @brief Checks that the channel layout fits rows of `row_elements` elements: `channels`
@@ -119,7 +151,7 @@ class Normalize {
   /// @throws InvalidArgument when `row_elements` is not a multiple of channels x stride.
   void check_row_layout(std::size_t row_elements) const {
     if (channels_ == 1) return;
-    const std::size_t span = channels_ * channel_stride_;
+    const std::size_t span = detail::checked_mul(channels_, channel_stride_, "channel span");
     RESIDENT_EXPECTS(
         row_elements % span == 0,
         "Normalize::mean_std has " + std::to_string(channels_) + " channels of " +

@@ -429,10 +429,17 @@ Header parse_header(std::size_t size, Read&& read, Fail&& fail) {
                            std::to_string(Shape::max_rank) + " resident supports");
   try {
     header.shape = Shape(parsed.shape);
-    (void)resident::detail::checked_mul(header.shape.elements(), dtype_size(header.dtype),
-                                        "array byte size");
+    (void)resident::detail::checked_shape_bytes(header.shape, dtype_size(header.dtype),
+                                                "array byte size");
   } catch (const InvalidArgument&) {
-    fail(header_start, "the shape's element count or byte size overflows 64 bits");
+    std::string shape;
+    for (const std::size_t extent : parsed.shape)
+      shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
+    fail(header_start, "the shape (" + shape +
+                           ") has an element count or a byte size (of the array, or of one row "
+                           "however few rows there are) that overflows 64 bits; no array "
+                           "NumPy writes is so large: the header is damaged, write the file "
+                           "again");
   }
   header.data_offset = header_start + header_bytes;
   const std::size_t bytes = header.data_bytes();
@@ -610,7 +617,7 @@ inline Array load(const std::string& path) {
 inline void save(const std::string& path, DType dtype, const void* data, const Shape& shape) {
   const std::string head = detail::prefix_bytes(dtype, shape);
   const std::size_t bytes =
-      resident::detail::checked_mul(shape.elements(), dtype_size(dtype), "npy byte size");
+      resident::detail::checked_shape_bytes(shape, dtype_size(dtype), "npy byte size");
   detail::refuse_null_data(path, "the array", data, bytes);
   resident::detail::replace_file(path, {{head.data(), head.size()}, {data, bytes}});
 }

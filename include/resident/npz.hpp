@@ -367,8 +367,8 @@ inline void save(const std::string& path, const std::vector<Entry>& entries,
                     }))
       throw InvalidArgument("resident: key '" + entry.key + "' is given twice for " + path +
                             "; give each array a key of its own");
-    const std::size_t bytes = resident::detail::checked_mul(
-        entry.shape.elements(), npy::dtype_size(entry.dtype), "npz member byte size");
+    const std::size_t bytes = resident::detail::checked_shape_bytes(
+        entry.shape, npy::dtype_size(entry.dtype), "npz member byte size");
     npy::detail::refuse_null_data(path, "key '" + entry.key + "'", entry.data, bytes);
     heads.push_back(npy::detail::prefix_bytes(entry.dtype, entry.shape));
     const std::vector<resident::detail::ByteSpan> image{{heads.back().data(), heads.back().size()},

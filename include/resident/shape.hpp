@@ -140,4 +140,20 @@ class Shape {
 
 static_assert(std::is_trivially_copyable_v<Shape>, "Shape travels to kernels by value");
 
+namespace detail {
+
+/// @brief Bytes of an array of `shape` with elements of `element_bytes` bytes.
+/// @throws InvalidArgument naming `what` when the bytes of any part of the array overflow
+/// `size_t`, its rows' included: a zero extent (no rows) does not excuse rows too large to
+/// address, which a reader or a dataset would later multiply out.
+inline std::size_t checked_shape_bytes(const Shape& shape, std::size_t element_bytes,
+                                       const char* what) {
+  std::size_t bytes = element_bytes;
+  for (const std::size_t extent : shape)
+    if (extent != 0) bytes = checked_mul(bytes, extent, what);
+  return shape.elements() * element_bytes;
+}
+
+}  // namespace detail
+
 }  // namespace resident

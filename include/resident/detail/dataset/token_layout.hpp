@@ -115,6 +115,11 @@ inline DatasetLayout<2> make_token_layout(const DatasetOptions& options, const T
   layout.total_bytes = checked_mul(stored_windows(stream, layout.geometry).tokens, element_bytes,
                                    "token stream bytes");
   layout.bytes = {layout.total_bytes, layout.total_bytes};
+  // Padded batches are gathered, never stored: a batch size too large for a ring slot is
+  // refused here, where the dataset or its plan is made, not by each epoch.
+  (void)make_ring_layout(layout, ring_element_sizes<2>({element_bytes, element_bytes},
+                                                       options.ring_element_bytes),
+                         options.ring_depth);
   return layout;
 }
 

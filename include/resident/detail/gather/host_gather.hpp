@@ -172,7 +172,8 @@ struct GatherField {
     if constexpr (std::is_same_v<Op, NoConversion>) {
       static_assert(std::is_same_v<In, Out>, "a gather without conversion keeps the type");
       (void)convert, (void)scratch;
-      std::memcpy(to, from, row_elements * sizeof(In));
+      // Rows of zero elements lie in no memory (their pointers may be null): nothing to copy.
+      if (row_elements != 0) std::memcpy(to, from, row_elements * sizeof(In));
     } else {
       (void)scratch;
       convert(from, to, row_elements);
