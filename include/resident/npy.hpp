@@ -107,8 +107,26 @@ struct ArrayFactory;
 
 /// @brief An array read from a `.npy` file: C-order, native byte order, owning its memory
 /// (a read-only mapping of the file when it could be used as it is, else a converted copy).
+/// An array moved from is empty, as `Array()` but of its dtype: no data, no elements, no file.
 class Array {
  public:
+  /// @brief An empty array: null `data()`, shape (0,), no elements, no file.
+  Array() : shape_{std::size_t{0}} {}
+  Array(const Array&) = default;             ///< Shares the data (and the mapping).
+  Array& operator=(const Array&) = default;  ///< Shares the data (and the mapping).
+  /// @brief Takes `other`'s data; `other` is left empty, not pointing into it.
+  Array(Array&& other) noexcept : Array() {
+    swap(other);
+    other.dtype_ = dtype_;  // so that `as<T>()` of it is an empty tensor, not a dtype error
+  }
+  /// @brief Takes `other`'s data; `other` is left empty, not pointing into it.
+  Array& operator=(Array&& other) noexcept {
+    Array taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
+  ~Array() = default;
+
   /// @brief Element type.
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
   /// @brief The array's shape (rank 0 for a 0-d array).
@@ -154,6 +172,18 @@ class Array {
 
  private:
   friend struct detail::ArrayFactory;
+
+  void swap(Array& other) noexcept {
+    std::swap(path_, other.path_);
+    std::swap(dtype_, other.dtype_);
+    std::swap(shape_, other.shape_);
+    std::swap(fortran_order_, other.fortran_order_);
+    std::swap(mapped_, other.mapped_);
+    std::swap(data_offset_, other.data_offset_);
+    std::swap(data_, other.data_);
+    std::swap(owner_, other.owner_);
+    std::swap(file_, other.file_);
+  }
 
   std::string path_;
   DType dtype_ = DType::u1;

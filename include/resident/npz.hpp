@@ -163,7 +163,7 @@ class Archive {
   }
   /// @brief The options it was opened with.
   [[nodiscard]] const ArchiveOptions& options() const noexcept { return options_; }
-  /// @brief Every member, in the order of the central directory.
+  /// @brief Every member, in the order of the central directory (none once moved from).
   [[nodiscard]] const std::vector<Member>& members() const noexcept { return members_; }
 
   /// @brief Whether the archive has a member of name `key` (".npy" included) or of key `key`;
@@ -223,8 +223,12 @@ class Archive {
 
   /// @brief Refuses an archive that changed since it was opened (see `npy::Array`).
   /// @param during when the check runs, for the message ("while it was uploaded")
-  /// @throws FormatError naming the archive and what changed.
+  /// @throws FormatError naming the archive and what changed; Error once moved from.
   void check_unchanged(const std::string& during) const {
+    if (!file_)
+      throw Error(
+          "resident: npz::Archive::check_unchanged called after the archive was moved "
+          "from; use the archive it was moved to, or open the file again");
     file_->check_unchanged(during, "keep an archive unchanged while it is loaded and uploaded");
   }
 
