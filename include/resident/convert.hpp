@@ -144,12 +144,21 @@ class Normalize {
     return mean_std(mean, std, stride, input_scale);
   }
 
-  /// @brief Checks that the channel layout fits rows of `row_elements` elements: `channels`
-  /// runs of `channel_stride` elements make whole rows (CHW: a row is C*H*W; HWC: a multiple of
-  /// C). An epoch calls it when it is made, so a layout meant for other rows is refused instead
-  /// of putting every element in one channel.
-  /// @throws InvalidArgument when `row_elements` is not a multiple of channels x stride.
+  /// @brief Checks that this normalization can convert rows of `row_elements` elements: its
+  /// factors and offsets are finite (`Normalize{scale, offset}` is `constexpr` and cannot
+  /// refuse when made), and `channels` runs of `channel_stride` elements make whole rows (CHW:
+  /// a row is C*H*W; HWC: a multiple of C). An epoch calls it when it is made, so a
+  /// normalization that would fill every batch with NaN, or a layout meant for other rows, is
+  /// refused instead of putting every element in one channel.
+  /// @throws InvalidArgument for a factor or offset that is not finite, or when `row_elements`
+  /// is not a multiple of channels x stride.
   void check_row_layout(std::size_t row_elements) const {
+    for (std::size_t c = 0; c < channels_; ++c)
+      RESIDENT_EXPECTS(std::isfinite(scale_[c]) && std::isfinite(offset_[c]),
+                       "Normalize has scale " + std::to_string(scale_[c]) + " and offset " +
+                           std::to_string(offset_[c]) + " for channel " + std::to_string(c) +
+                           "; both must be finite numbers, or every converted batch holds NaN "
+                           "or infinity: give finite ones (e.g. Normalize{1.0f / 255, 0})");
     if (channels_ == 1) return;
     const std::size_t span = detail::checked_mul(channels_, channel_stride_, "channel span");
     RESIDENT_EXPECTS(

@@ -191,8 +191,13 @@ class BasicDataset
   BasicDataset(streaming_type dataset, Plan plan)
       : data_(std::in_place_index<1>, std::move(dataset)), plan_(std::move(plan)) {}
 
-  /// @brief The plan behind the choice: figures, `recommendation` and `reason`.
-  [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
+  /// @brief The plan behind the choice: figures, `recommendation` and `reason`. Once moved
+  /// from, a plan of no figures (it does not fit) whose reason says so: the plan went with the
+  /// data.
+  [[nodiscard]] const Plan& plan() const noexcept {
+    if (this->moved_from()) return moved_from_plan();
+    return plan_.get();
+  }
   /// @brief Whether the data is streamed (it did not fit) rather than preloaded.
   [[nodiscard]] bool is_streaming() const noexcept { return data_.index() == 1; }
   /// @brief The preloaded dataset, or null when streaming.
@@ -239,8 +244,19 @@ class BasicDataset
   /// @endcond
 
  private:
+  static const Plan& moved_from_plan() noexcept {
+    static const Plan plan = [] {
+      Plan none;  // no figures: nothing fits, nothing is needed
+      none.reason =
+          "resident: this dataset was moved from and holds no data; its plan went with the data "
+          "to the dataset it was moved to";
+      return none;
+    }();
+    return plan;
+  }
+
   std::variant<preloaded_type, streaming_type> data_;
-  Plan plan_;
+  detail::ResetOnMove<Plan> plan_;  // left empty by a move, so that no stale figures linger
 };
 
 /// @brief A dataset of fields `Ts...` that `make_dataset` preloaded (a `DeviceDataset`) or

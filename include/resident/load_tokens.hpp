@@ -268,15 +268,17 @@ Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenO
   const DatasetLayout<2> preload = make_token_layout(options, stream, sizeof(T));
   Plan verdict = plan_layout(space, options, token_rows_layout(options, stream, sizeof(T)),
                              {element_kind<T>(), element_kind<T>()}, order);
-  // The preload figures are the stream's: each token once, not each window's.
-  const CapacityVerdict capacity =
-      check_capacity(space, verdict.reserve_bytes, preload.total_bytes);
+  // The preload figures are the stream's (each token once, not each window's), and its ring's
+  // where every epoch gathers, as the constructor counts them.
+  const std::size_t dataset_bytes = token_dataset_bytes(options, stream, preload, sizeof(T));
+  const CapacityVerdict capacity = check_capacity(space, verdict.reserve_bytes, dataset_bytes);
   verdict.needed_bytes = capacity.needed_bytes;
   verdict.free_bytes = capacity.free_bytes;
   verdict.total_bytes = capacity.total_bytes;
   verdict.fits = capacity.fits;
   verdict.fits_with_ring =
-      verdict.fits && verdict.ring_bytes <= verdict.usable_bytes() - verdict.needed_bytes;
+      verdict.fits && (dataset_bytes != preload.total_bytes ||
+                       verdict.ring_bytes <= verdict.usable_bytes() - verdict.needed_bytes);
   verdict.compact_bytes = verdict.needed_bytes;  // tokens have no smaller type
   verdict.compact_dtypes.clear();
   const auto rank_bytes = [&](std::size_t world, Sharding sharding) {

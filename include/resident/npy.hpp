@@ -156,9 +156,15 @@ class Array {
   }
 
   /// @brief The array as a typed tensor, valid while this `Array` (or a copy) lives.
-  /// @throws FormatError when `T` is not the array's dtype, or the array is 0-d.
+  /// @throws FormatError when `T` is not the array's dtype, or the array is 0-d; Error when an
+  /// empty array (default-constructed or moved from) is asked for another type than its dtype.
   template <class T>
   [[nodiscard]] HostTensor<const T> as() const {
+    if (dtype_of<T>() != dtype_ && !file_ && !owner_)
+      throw Error(std::string("resident: this npy::Array is empty (default-constructed or moved "
+                              "from): it holds no ") +
+                  dtype_code(dtype_) + " elements to view as " + dtype_code(dtype_of<T>()) +
+                  "; load an array with npy::load, or use the array it was moved to");
     if (dtype_of<T>() != dtype_)
       throw FormatError(path_, data_offset_,
                         std::string("the array holds ") + dtype_code(dtype_) +

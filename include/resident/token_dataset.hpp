@@ -221,8 +221,8 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     detail::check_upload_options(options);
     const detail::StoredWindows stored = detail::stored_windows(stream, layout.geometry);
     const std::size_t reserve = detail::reserve_for(space, options);
-    const detail::CapacityVerdict verdict =
-        detail::check_capacity(space, reserve, layout.total_bytes);
+    const detail::CapacityVerdict verdict = detail::check_capacity(
+        space, reserve, detail::token_dataset_bytes(options, stream, layout, sizeof(T)));
     if (!verdict.fits)
       throw verdict.refusal(
           "shard it (Sharding::partitioned stores a rank's windows only), free memory, or load "

@@ -169,6 +169,27 @@ TEST(NormalizeEdges, AChannelSpanThatOverflowsIsRefusedWhenMade) {
   EXPECT_THROW(widest.check_row_layout(48), InvalidArgument);
 }
 
+// Normalize{scale, offset} is constexpr and cannot refuse when made: an epoch that converts
+// with non-finite figures is refused when it is made, before any batch is NaN.
+TEST(NormalizeEdges, APlainNormalizeOfNonFiniteFiguresIsRefusedWhenItsEpochIsMade) {
+  constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::uint8_t> pixels(40, 7);
+  DatasetOptions options;
+  options.batch_size = 4;
+  options.reserve_bytes = 0;
+  DeviceDataset<HostSpace, std::uint8_t> ds(HostSpace{}, options,
+                                            HostTensor<const std::uint8_t>(pixels.data(), {10, 4}));
+  for (const Normalize& bad : {Normalize{nan, 0}, Normalize{1, inf}, Normalize{-inf, nan}}) {
+    for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+      EXPECT_THROW((void)ds.epoch({1, 0, shuffle}, resident::convert<0>(bad)), InvalidArgument);
+    }
+  }
+  for (auto [x] : ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(Normalize{2, 1}))) {
+    EXPECT_EQ(x.data()[0], 15.0f);
+  }
+}
+
 TEST(NormalizeEdges, ANonFiniteMeanStdOrScaleIsRefused) {
   constexpr float nan = std::numeric_limits<float>::quiet_NaN();
   constexpr float inf = std::numeric_limits<float>::infinity();

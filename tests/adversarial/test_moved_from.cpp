@@ -303,7 +303,14 @@ HostDataset streaming_made(const Rows& rows, HostSpace& space) {
 template <class Dataset>
 void basic_dataset_cases(Cases& cases, const std::string& owner, Dataset& gone, std::size_t batch) {
   accessors_of_moved_from(cases, owner, gone, batch);
-  cases.answers(owner, "plan", [&] { (void)gone.plan(); });
+  cases.answers(owner, "plan", [&] {
+    // No stale figures of the data it no longer holds, and a reason that says why.
+    const resident::Plan& plan = gone.plan();
+    EXPECT_EQ(plan.needed_bytes, 0U);
+    EXPECT_EQ(plan.ring_bytes, 0U);
+    EXPECT_FALSE(plan.fits);
+    EXPECT_NE(plan.reason.find("moved from"), std::string::npos) << plan.reason;
+  });
   cases.answers(owner, "is_streaming", [&] { (void)gone.is_streaming(); });
   // Whichever it held, the dataset inside is moved from.
   cases.answers(owner, "preloaded", [&] {
@@ -498,6 +505,13 @@ void array_cases(Cases& cases) {
       const auto tensor = moved.as<float>();
       EXPECT_EQ(tensor.rows(), 0U);
       EXPECT_EQ(tensor.data(), nullptr);
+      // Another type: no elements of either, and the error says why rather than naming a file.
+      try {
+        (void)moved.as<std::int32_t>();
+        ADD_FAILURE() << "as<int32_t>() of an empty f4 array did not throw";
+      } catch (const resident::Error& error) {
+        EXPECT_NE(std::string(error.what()).find("moved from"), std::string::npos) << error.what();
+      }
     });
     cases.answers(owner, "operator=", [&] {
       moved = resident::npy::load(file.path);  // assigned into, then used

@@ -15,9 +15,8 @@ inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
   RESIDENT_EXPECTS(a == 0 || b <= std::numeric_limits<std::size_t>::max() / a,
                    std::string(what) + " overflows std::size_t (" + std::to_string(a) + " x " +
                        std::to_string(b) +
-                       "); the shape, or the batch size under Remainder::pad (which stores every "
-                       "batch full), is too "
-                       "large for this platform; use smaller ones");
+                       "): the figures it is made of (shape, batch size, ring depth, element "
+                       "bytes) are too large to address on this platform; use smaller ones");
   return a * b;
 }
 
@@ -26,9 +25,8 @@ inline std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
   RESIDENT_EXPECTS(b <= std::numeric_limits<std::size_t>::max() - a,
                    std::string(what) + " overflows std::size_t (" + std::to_string(a) + " + " +
                        std::to_string(b) +
-                       "); the shape, or the batch size under Remainder::pad (which stores every "
-                       "batch full), is too "
-                       "large for this platform; use smaller ones");
+                       "): the figures it is made of (shape, batch size, ring depth, element "
+                       "bytes) are too large to address on this platform; use smaller ones");
   return a + b;
 }
 

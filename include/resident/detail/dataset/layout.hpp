@@ -39,7 +39,9 @@ DatasetLayout<Fields> place_fields(DatasetLayout<Fields> layout, const ShardGeom
   for (std::size_t field = 0; field < Fields; ++field) {
     layout.offsets[field] = checked_align_up(end, field_alignment, "dataset byte size");
     layout.bytes[field] =
-        checked_mul(geometry.stored_rows, layout.row_bytes[field], "dataset byte size");
+        checked_mul(geometry.stored_rows, layout.row_bytes[field],
+                    "dataset byte size (the rows stored, with Remainder::pad's padding rows, "
+                    "times a row's bytes)");
     end = checked_add(layout.offsets[field], layout.bytes[field], "dataset byte size");
   }
   layout.total_bytes = end;
@@ -127,7 +129,10 @@ RingLayout<Fields> make_ring_layout(const DatasetLayout<Fields>& layout,
   for (std::size_t field = 0; field < Fields; ++field) {
     ring.offsets[field] = end;
     const std::size_t bytes = checked_mul(
-        checked_mul(rows, layout.row_elements[field], "ring byte size"), element_bytes[field],
+        checked_mul(rows, layout.row_elements[field],
+                    "ring byte size (a batch's rows, full under Remainder::pad, times a row's "
+                    "elements)"),
+        element_bytes[field],
         "ring byte size (a batch's elements times the ring's element bytes: the "
         "conversion's output or DatasetOptions::ring_element_bytes)");
     end = checked_align_up(checked_add(end, bytes, "ring byte size"), field_alignment,

@@ -117,10 +117,31 @@ inline DatasetLayout<2> make_token_layout(const DatasetOptions& options, const T
   layout.bytes = {layout.total_bytes, layout.total_bytes};
   // Padded batches are gathered, never stored: a batch size too large for a ring slot is
   // refused here, where the dataset or its plan is made, not by each epoch.
-  (void)make_ring_layout(layout, ring_element_sizes<2>({element_bytes, element_bytes},
-                                                       options.ring_element_bytes),
-                         options.ring_depth);
+  (void)make_ring_layout(
+      layout, ring_element_sizes<2>({element_bytes, element_bytes}, options.ring_element_bytes),
+      options.ring_depth);
   return layout;
+}
+
+/// @brief Bytes a token dataset of `layout` needs when it is made: the stream, and where every
+/// epoch gathers (windows that overlap or leave gaps, or a padded last batch, which even an
+/// unshuffled epoch gathers) the ring of its stored type as well, since such a dataset serves
+/// no epoch without one. The constructor and `plan()` both count so, and agree.
+inline std::size_t token_dataset_bytes(const DatasetOptions& options, const TokenWindows& stream,
+                                       const DatasetLayout<2>& layout, std::size_t element_bytes) {
+  const ShardGeometry& geometry = layout.geometry;
+  const auto padded = [&geometry] {
+    if (geometry.batches == 0) return false;
+    const BatchSlice last = geometry.slice(geometry.batches - 1, geometry.replica);
+    return last.valid != last.rows;
+  };
+  if (stream.stride == stream.context && !padded()) return layout.total_bytes;
+  const std::size_t ring =
+      make_ring_layout(
+          layout, ring_element_sizes<2>({element_bytes, element_bytes}, options.ring_element_bytes),
+          options.ring_depth)
+          .total_bytes;
+  return checked_add(layout.total_bytes, ring, "token dataset bytes (the stream and its ring)");
 }
 
 }  // namespace resident::detail
