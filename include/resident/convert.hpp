@@ -115,7 +115,8 @@ class Normalize {
                            " must both be finite numbers; every batch would hold NaN or "
                            "infinity otherwise");
       RESIDENT_EXPECTS(deviation != 0.0f,
-                       channel + "std is 0; give each channel's standard deviation (above 0)");
+                       "Normalize::mean_std: std of channel " + std::to_string(c) +
+                           " is 0; give each channel's standard deviation (above 0)");
       normalize.scale_[c] = input_scale / deviation;
       normalize.offset_[c] = -average / deviation;
       RESIDENT_EXPECTS(std::isfinite(normalize.scale_[c]) && std::isfinite(normalize.offset_[c]),

@@ -247,8 +247,9 @@ class TensorBatch {
     epoch.wait(k, consumer_);
     held_ = true;
   }
-  /// @brief Takes `other`'s tensors and its release; `other` holds undefined tensors after and
-  /// releases nothing.
+  /// @brief Takes `other`'s tensors and its release; `other` holds undefined tensors after
+  /// (`operator[]` and `get` give tensors whose `defined()` is false), keeps its `index()`,
+  /// releases nothing, and is a batch again once one is assigned to it.
   TensorBatch(TensorBatch&& other) noexcept
       : epoch_(other.epoch_),
         lease_(std::move(other.lease_)),

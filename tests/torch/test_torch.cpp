@@ -10,8 +10,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -373,6 +380,146 @@ TYPED_TEST(ToTensor, ABatchOfTensorsReleasesItsBatchOnce) {
   { auto gone = std::move(epoch); }
   last.release();  // the epoch is gone: nothing left to order
   EXPECT_EQ(tensor_values<std::uint8_t>(last[0]).size(), 4U * 6);
+}
+
+// The members a moved-from TensorBatch case calls, recorded by name so that they can be compared
+// with the `@torch` lines of the moved-from suite's list; with `calling` false only recorded.
+class BatchCases {
+ public:
+  explicit BatchCases(bool calling) : calling_(calling) {}
+
+  /// `use` answers as for an empty batch; it checks its answer itself.
+  void answers(const std::string& member, const std::function<void()>& use) {
+    called_.insert(member);
+    if (!calling_) return;
+    SCOPED_TRACE("resident::TensorBatch::" + member);
+    use();
+  }
+
+  /// Whether the members are called (else only recorded): what the code around the cases
+  /// checks is skipped too.
+  [[nodiscard]] bool calling() const noexcept { return calling_; }
+
+  [[nodiscard]] const std::set<std::string>& called() const { return called_; }
+
+ private:
+  bool calling_;
+  std::set<std::string> called_;
+};
+
+// Every public member of a TensorBatch moved from, of batch `k` of an epoch of `shuffle`: a
+// moved-from batch holds undefined tensors, keeps its index and releases nothing (not even once
+// the epoch has gathered another batch into its slot, when a release would throw); assigned a
+// batch, it is that batch. The moved-from object outlives its epoch, so that its destructor runs
+// with the epoch gone.
+template <class Space>
+void moved_from_batch_cases(BatchCases& cases, const Space& space, Shuffle shuffle) {
+  const Fields fields;
+  auto ds = fields.dataset(space, 4);
+  using Batch = resident::TensorBatch<decltype(ds.epoch(resident::EpochOptions{}))>;
+  std::optional<Batch> from;
+  {
+    auto epoch = ds.epoch({1, 0, shuffle});
+    const std::size_t depth = DatasetOptions{}.ring_depth;
+    const std::size_t k = 1;
+    from.emplace(resident::to_tensors(epoch, k));
+    const auto to = std::move(*from);
+    ASSERT_TRUE(to[0].defined());
+    (void)epoch.batch(k + depth);  // a gathered batch's slot now holds another batch
+    Batch& batch = *from;          // NOLINT(bugprone-use-after-move): what the cases call
+    static_assert(std::tuple_size_v<Batch> == Batch::fields && Batch::fields == 7);
+
+    cases.answers("operator[]", [&] {
+      for (std::size_t field = 0; field < Batch::fields; ++field)
+        EXPECT_FALSE(batch[field].defined()) << field;
+      EXPECT_THROW((void)batch[Batch::fields], std::out_of_range);  // as for any batch
+    });
+    cases.answers("get", [&] {
+      EXPECT_FALSE(batch.template get<0>().defined());
+      EXPECT_FALSE(batch.template get<Batch::fields - 1>().defined());
+      const auto& [u8, i8, i16, i32, i64, f32, f64] = batch;
+      EXPECT_FALSE(u8.defined() || i8.defined() || i16.defined() || i32.defined() ||
+                   i64.defined() || f32.defined() || f64.defined());
+    });
+    cases.answers("index", [&] { EXPECT_EQ(batch.index(), k); });
+    cases.answers("release", [&] {
+      EXPECT_NO_THROW(batch.release());  // the release went with the tensors
+      EXPECT_NO_THROW(batch.release());
+    });
+    cases.answers("operator=", [&] {
+      Batch& alias = batch;  // a self-move, which leaves it moved-from
+      batch = std::move(alias);
+      EXPECT_FALSE(batch[0].defined());
+      auto other = resident::to_tensors(epoch, 2);
+      const auto taken = std::move(other);
+      batch = std::move(other);  // NOLINT(bugprone-use-after-move): moved-from into moved-from
+      EXPECT_FALSE(batch[0].defined());
+      EXPECT_NO_THROW(batch.release());
+      // Reused: it is batch 3 now, and releases it once.
+      batch = resident::to_tensors(epoch, 3);
+      EXPECT_EQ(batch.index(), 3U);
+      EXPECT_EQ(batch[0].data_ptr(), static_cast<const void*>(std::get<0>(epoch.batch(3)).data()));
+      EXPECT_NO_THROW(batch.release());
+      // Moved from again, by construction this time.
+      const Batch moved(std::move(batch));
+      EXPECT_FALSE(batch[0].defined());  // NOLINT(bugprone-use-after-move): moved from again
+      EXPECT_EQ(moved.index(), 3U);
+    });
+  }
+  // The epoch is gone: the moved-from batch still releases nothing, and its destructor (when
+  // `from` is reset) neither.
+  if (cases.calling()) {
+    EXPECT_NO_THROW(from->release());
+    EXPECT_FALSE((*from)[0].defined());
+  }
+  from.reset();
+}
+
+TYPED_TEST(ToTensor, AMovedFromBatchOfTensorsHoldsUndefinedTensorsAndIsReusable) {
+  for (const Shuffle shuffle : {Shuffle::samples, Shuffle::none}) {
+    SCOPED_TRACE(shuffle == Shuffle::samples ? "a gathered batch" : "a zero-copy batch");
+    BatchCases cases(true);
+    moved_from_batch_cases(cases, this->space_, shuffle);
+  }
+}
+
+// The moved-from suite's list (tests/adversarial/moved_from_members.txt), which
+// scripts/public-members.py compares with the headers, names TensorBatch's members with `@torch`:
+// called here, since only this test links libtorch. Each such line has a case above, and each
+// case a line.
+std::string moved_from_cases_file() {
+  const std::string source = __FILE__;  // CMake names a source by its full path
+  return source.substr(0, source.rfind("torch/test_torch.cpp")) +
+         "adversarial/moved_from_members.txt";
+}
+
+TEST(MovedFromTensorBatch, EveryTorchLineOfTheListHasACaseAndEveryCaseALine) {
+  BatchCases cases(false);
+  moved_from_batch_cases(cases, resident::HostSpace{}, Shuffle::samples);
+  std::ifstream in(moved_from_cases_file());
+  ASSERT_TRUE(in) << "cannot read " << moved_from_cases_file();
+  std::set<std::string> listed;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string owner, member, mark;
+    if (!(words >> owner >> member)) continue;
+    const bool here = static_cast<bool>(words >> mark) && mark == "@torch";
+    if (here) {
+      EXPECT_EQ(owner, "resident::TensorBatch") << line << ": only TensorBatch's cases are here";
+      listed.insert(member);
+    } else if (owner == "resident::TensorBatch" && member != "n/a") {
+      EXPECT_EQ(cases.called().count(member), 0U)
+          << line << ": has a case here; mark it `@torch` instead of a reason";
+    }
+  }
+  EXPECT_FALSE(listed.empty()) << "no @torch line in " << moved_from_cases_file();
+  for (const std::string& member : listed)
+    EXPECT_EQ(cases.called().count(member), 1U)
+        << "resident::TensorBatch " << member << " @torch is listed but has no case here";
+  for (const std::string& member : cases.called())
+    EXPECT_EQ(listed.count(member), 1U)
+        << "resident::TensorBatch::" << member << " has a case but no `@torch` line in the list";
 }
 
 TYPED_TEST(ToTensor, RefusesWhatItCannotShare) {
