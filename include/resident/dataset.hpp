@@ -245,14 +245,14 @@ class BasicDataset
 
  private:
   static const Plan& moved_from_plan() noexcept {
-    static const Plan plan = [] {
+    static const Plan empty = [] {
       Plan none;  // no figures: nothing fits, nothing is needed
       none.reason =
           "resident: this dataset was moved from and holds no data; its plan went with the data "
           "to the dataset it was moved to";
       return none;
     }();
-    return plan;
+    return empty;
   }
 
   std::variant<preloaded_type, streaming_type> data_;

@@ -7,6 +7,7 @@
 /// that views carrying it can be passed to kernels by value.
 
 #include <cstddef>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -148,9 +149,10 @@ namespace detail {
 /// address, which a reader or a dataset would later multiply out.
 inline std::size_t checked_shape_bytes(const Shape& shape, std::size_t element_bytes,
                                        const char* what) {
-  std::size_t bytes = element_bytes;
-  for (const std::size_t extent : shape)
-    if (extent != 0) bytes = checked_mul(bytes, extent, what);
+  (void)std::accumulate(shape.begin(), shape.end(), element_bytes,
+                        [what](std::size_t bytes, std::size_t extent) {
+                          return extent == 0 ? bytes : checked_mul(bytes, extent, what);
+                        });
   return shape.elements() * element_bytes;
 }
 
