@@ -202,7 +202,10 @@ TEST(LoadTokenFile, FilesEndToEndAreOneStream) {
   ASSERT_FALSE(corpus.is_streaming());
   EXPECT_EQ(corpus.context(), 10u);
   EXPECT_EQ(corpus.num_rows(), 99u);
-  EXPECT_EQ(corpus.plan().needed_bytes, (99u * 10 + 1) * 2);
+  // The stream, each token once, and the ring its padded last batch is gathered into, which
+  // every epoch needs: 2 slots of x and y (6 windows of 10 tokens, as 4-byte ring elements:
+  // 240 bytes, 256 aligned) and the row ids (6 x 8 bytes, 256 aligned).
+  EXPECT_EQ(corpus.plan().needed_bytes, (99u * 10 + 1) * 2 + 2 * (256 + 256 + 256));
   resident::TokenDataset reference(HostSpace{}, options, window,
                                    HostTensor<const std::uint16_t>(tokens.data(), Shape{1000}));
   for (Shuffle shuffle : {Shuffle::none, Shuffle::samples}) {

@@ -488,9 +488,7 @@ TYPED_TEST(ToTensor, AMovedFromBatchOfTensorsHoldsUndefinedTensorsAndIsReusable)
 // called here, since only this test links libtorch. Each such line has a case above, and each
 // case a line.
 std::string moved_from_cases_file() {
-  const std::string source = __FILE__;  // CMake names a source by its full path
-  return source.substr(0, source.rfind("torch/test_torch.cpp")) +
-         "adversarial/moved_from_members.txt";
+  return std::string(RESIDENT_TEST_SOURCE_DIR) + "/adversarial/moved_from_members.txt";
 }
 
 TEST(MovedFromTensorBatch, EveryTorchLineOfTheListHasACaseAndEveryCaseALine) {
