@@ -83,12 +83,15 @@ class CudaChunkTransport {
         pinned_sources_ && std::none_of(copies.begin(), copies.end(), [](const ChunkCopy& copy) {
           return copy.gathered != nullptr;
         });
-    if (direct) {
+    if (direct || !staging_) {
+      // No staging buffers: slots of no bytes (rows of zero width), with nothing to copy, but
+      // still ordered after the reads of what they held.
       RESIDENT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_.get(), freed_[slot_index].get(), 0));
-      for (const ChunkCopy& copy : copies)
-        RESIDENT_CUDA_TRY(cudaMemcpyAsync(
-            slot + copy.offset, copy.source->memory() + copy.first_row * copy.source->row_bytes(),
-            copy.bytes(), cudaMemcpyHostToDevice, copy_stream_.get()));
+      if (direct)
+        for (const ChunkCopy& copy : copies)
+          RESIDENT_CUDA_TRY(cudaMemcpyAsync(
+              slot + copy.offset, copy.source->memory() + copy.first_row * copy.source->row_bytes(),
+              copy.bytes(), cudaMemcpyHostToDevice, copy_stream_.get()));
     } else {
       const std::size_t buffer = loads_++ % staging_buffers;
       std::byte* staging = staging_->buffer(buffer);
