@@ -111,7 +111,7 @@ struct ArrayFactory;
 class Array {
  public:
   /// @brief An empty array: null `data()`, shape (0,), no elements, no file.
-  Array() : shape_{std::size_t{0}} {}
+  Array() noexcept : shape_(Shape{}.prepend(0)) {}
   Array(const Array&) = default;             ///< Shares the data (and the mapping).
   Array& operator=(const Array&) = default;  ///< Shares the data (and the mapping).
   /// @brief Takes `other`'s data; `other` is left empty, not pointing into it.

@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <limits>
 #include <new>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -62,7 +63,6 @@ constexpr std::size_t figures[] = {0,
                                    (std::size_t{1} << 32) + 1,
                                    std::size_t{1} << 62,
                                    most};
-constexpr std::size_t figure_count = sizeof(figures) / sizeof(figures[0]);
 
 // Every space the sweep makes has this budget: a figure that slips past a capacity check and
 // asks the system for its bytes fails here, not by exhausting the machine.
@@ -638,8 +638,8 @@ std::vector<int> ranks_of(int world) {
   constexpr int small_world = 37;
   if (world < 1) return {0};
   if (world > small_world) return {0, world / 2, world - 1};
-  std::vector<int> ranks;
-  for (int rank = 0; rank < world; ++rank) ranks.push_back(rank);
+  std::vector<int> ranks(static_cast<std::size_t>(world));
+  std::iota(ranks.begin(), ranks.end(), 0);
   return ranks;
 }
 
@@ -1389,7 +1389,9 @@ TYPED_TEST(SizeSweepIn, NpzArchivesServeOrAreRefusedForEveryShape) {
       const Space& space = bounded.space();
       ++tally.cases;
       std::optional<resident::npz::Archive> archive;
-      if (!returns("npz::Archive " + kind + ", " + label, [&] { archive.emplace(file.path); })) {
+      std::string opened = "npz::Archive ";
+      opened.append(kind).append(", ").append(label);
+      if (!returns(opened, [&] { archive.emplace(file.path); })) {
         ++tally.refused;
         continue;  // the archive is refused when opened: no entry point gets it
       }
@@ -1398,7 +1400,8 @@ TYPED_TEST(SizeSweepIn, NpzArchivesServeOrAreRefusedForEveryShape) {
       const std::array<std::string, 2> keys{"x", "y"};
       const auto entry = [&](const std::string& name, auto&& make) {
         ++tally.cases;
-        const std::string what = name + " " + kind + ", " + label;
+        std::string what = name;
+        what.append(" ").append(kind).append(", ").append(label);
         const bool made = returns(what, [&] {
           auto ds = make();
           ASSERT_TRUE(readable) << what << ": made from a shape the archive does not hold";
