@@ -90,8 +90,9 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     return std::shared_ptr<const void>(storage_, storage_->data());  // aliasing: shares storage_
   }
 
-  /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
-  [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
+  /// @brief Bytes of the gather rings held: one per live gathering epoch, and one kept for the
+  /// next (0 until the first gathering epoch is made).
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
 
   /// @brief Batch `index` of every field: pointer offsets into the allocation, no copy.
   /// Single rank: rows `[index * batch_size(), ...)`; the last batch is short under
@@ -135,8 +136,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     return core_;
   }
   [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] detail::GatherRing<Space>& impl_ring() noexcept { return ring_; }
-  [[nodiscard]] const detail::GatherRing<Space>& impl_ring() const noexcept { return ring_; }
+  [[nodiscard]] detail::GatherRings<Space>& impl_rings() noexcept { return rings_; }
+  [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
   // The zero-copy views of a slice of the stored rows (padding rows included: `fields_` views
   // every stored row, `field<F>()` only the dataset's own).
   [[nodiscard]] batch_type impl_batch(const detail::BatchSlice& slice) const {
@@ -150,7 +151,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   // a gathered batch's rows are, and the rows' shapes.
   using impl_pass_type = detail::EpochOrder;
   static constexpr const char* impl_holding = "the dataset itself";
-  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) const {
+  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options,
+                                              bool /*gathers*/) const {
     return {core_.geometry(), options};
   }
   [[nodiscard]] static constexpr bool impl_views(const EpochOptions& options) noexcept {
@@ -175,7 +177,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     return {pass.rows(core_.geometry(), k), pass.slice(core_.geometry(), k)};
   }
   template <std::size_t Field>
-  [[nodiscard]] auto impl_rows(const impl_gathered& /*gathered*/) const noexcept {
+  [[nodiscard]] auto impl_rows(const impl_pass_type& /*pass*/,
+                               const impl_gathered& /*gathered*/) const noexcept {
     const auto rows = std::get<Field>(fields_.get());
     return detail::StoredRows<typename decltype(rows)::value_type>{rows.data(),
                                                                    rows.row_elements()};
@@ -234,7 +237,7 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
   detail::ResetOnMove<batch_type> fields_;              // views of every stored row
   detail::ResetOnMove<std::array<Shape, num_fields>> row_shapes_;
-  detail::GatherRing<Space> ring_;  // of gathering epochs, made by the first
+  detail::GatherRings<Space> rings_;  // lent to gathering epochs, the first made by the first
 };
 
 /// Deduces the field types from the tensors, const or not: `DeviceDataset ds(space, opt, x, y)`.

@@ -67,23 +67,30 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 /// zero-copy: batch `k` is a view of the dataset's rows (preloaded) or of a chunk slot
 /// (streamed), and so is `Shuffle::samples` of a stream in whole-epoch order on a space whose
 /// gathers run on the device, whose chunks hold the epoch's rows in order already. Every other
-/// epoch gathers each batch into the dataset's ring of `ring_depth` slots: on `CudaSpace` one
+/// epoch gathers each batch into a ring of `ring_depth` slots of its own: on `CudaSpace` one
 /// kernel per field on `ds.stream()` (gathering, augmenting and converting in one pass), no host
 /// synchronisation; on `HostSpace` the host's copy threads.
-/// @note A gathered view of batch `k` stays valid until the epoch gathers another batch into
-/// the same slot: batch `k + ring_depth` at the earliest (any batch `j` with
-/// `j % ring_depth == k % ring_depth`). A view of a chunk slot stays valid until the reader
-/// reaches the chunk `chunk_slots - prefetch_chunks` positions later (see `StreamingDataset`).
+/// @note How long a view lives is one rule for every dataset (docs/epochs.md, "How long a view
+/// lives"): a view of batch `k` keeps its values until this epoch itself replaces it, or the
+/// epoch ends. This epoch replaces a gathered batch when it gathers another batch into the same
+/// ring slot (batch `k + ring_depth` at the earliest: any batch `j` with `j % ring_depth ==
+/// k % ring_depth`), and a view of a chunk slot when its reader reaches the chunk
+/// `chunk_slots - prefetch_chunks` positions later (see `StreamingDataset`); a zero-copy view of a
+/// preloaded dataset is never replaced. Nothing another epoch does changes it: each live epoch
+/// that gathers holds a gather ring of its own, and each live epoch of a stream its own chunk
+/// slots, lent by the dataset when the epoch is made (or, when an older epoch holds the only
+/// ones and the space has no room for more, at the epoch's first batch, once the older epoch has
+/// ended; else that first batch throws `CapacityError`, before anything is written). Several
+/// epochs of one dataset may be held and read in any interleaving, each object from one thread
+/// at a time; every further live epoch costs a ring (`plan().ring_bytes`) if it gathers and,
+/// on a stream, a set of chunk slots (the dataset's `bytes()`).
 /// On `CudaSpace` the batches are ordered on `ds.stream()`: kernels on that stream see the
 /// data; a batch read on another stream needs `wait(k, stream)` before the reads and
 /// `release(k, stream)` after them (no-ops on `HostSpace`, so the same code runs on every
-/// space). One gathering epoch at a time per dataset: making a new one retires the previous
-/// one's ring, and using the old one then throws `resident::Error`. An epoch refers to the
-/// dataset object it was made from: once that object is moved from, assigned, swapped or
-/// destroyed, every use of the epoch (`size()`, `begin()`, `batch()`, ...) throws
-/// `resident::Error` saying so; make a new epoch from the dataset that holds the data then.
-/// An epoch of a moved-from dataset allocates nothing and throws likewise. Use an epoch from
-/// one thread at a time.
+/// space). An epoch refers to the dataset object it was made from: once that object is moved
+/// from, assigned, swapped or destroyed, every use of the epoch (`size()`, `begin()`, `batch()`,
+/// ...) throws `resident::Error` saying so; make a new epoch from the dataset that holds the
+/// data then. An epoch of a moved-from dataset allocates nothing and throws likewise.
 template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
           class Augment = NoAugmentation>
 class Epoch {
@@ -118,8 +125,9 @@ class Epoch {
   /// @brief Use the dataset's `epoch(options, transforms...)`.
   /// @throws InvalidArgument when a conversion or an augmentation does not fit its field's
   /// rows, or when the epoch would gather on the device without kernels (`Kernels` false: a
-  /// translation unit not compiled by nvcc); CapacityError when a gathering epoch's ring does not
-  /// fit (the dataset is unchanged).
+  /// translation unit not compiled by nvcc); CapacityError when a gathering epoch's ring (or a
+  /// stream's chunk slots) does not fit even once the other live epochs end (the dataset is
+  /// unchanged).
   Epoch(Owner& dataset, EpochOptions options, Conversion conversion = {}, Augment augment = {})
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
@@ -127,15 +135,15 @@ class Epoch {
         transforms_{conversion, augment} {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     transforms_.prepare(dataset.impl_core().layout(), options);
-    pass_ = dataset.impl_make_pass(options);
     gathers_ = always_gathers || !dataset.impl_views(options);
+    pass_ = dataset.impl_make_pass(options, gathers_);
     // Some datasets serve a view epoch's batches as views but for a few they must gather (a
     // token stream's padded batch): the ring is theirs from the start all the same.
     const bool gathers_some = gathers_ || dataset.impl_gathers_some(pass_);
     // Refused when made, before the ring is claimed, rather than at the first batch.
     if (gathers_some && space_traits<Space>::gathers_with_kernels && !Kernels)
       detail::KernelLaunch<false>::refuse();
-    if (gathers_some) claim_ring();
+    if (gathers_some) claim_ring(true);
   }
 
   /// @brief Batches in the epoch.
@@ -154,12 +162,13 @@ class Epoch {
 
   /// @brief Batch `k` of the epoch (`k < size()`); on a stream, waits only if its chunks are
   /// still loading.
-  /// @throws std::out_of_range past the end; CapacityError if the ring does not fit; Error once the
-  /// dataset was moved from, assigned, swapped or destroyed, or once a newer gathering epoch took
-  /// the ring; a stream's load errors (FormatError for a changed file, CudaError for a failed
-  /// copy).
+  /// @throws std::out_of_range past the end; CapacityError when the epoch's ring (or a stream's
+  /// chunk slots) was left for its first batch and the space has no room for it yet (see the
+  /// class note); Error once the dataset was moved from, assigned, swapped or destroyed; a
+  /// stream's load errors (FormatError for a changed file, CudaError for a failed copy).
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
+    if (ring_pending_) claim_ring(false);
     if constexpr (!always_gathers) {
       if (is_view(k)) return dataset_->impl_view(pass_, k);
     }
@@ -176,7 +185,7 @@ class Epoch {
     const std::size_t slot = gather_into_slot(k, !is_view(k));
     return index_view(
         reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
-            dataset_->impl_ring().data() + slot * ring_.slot_bytes + ring_.index_offset),
+            ring_loan_->data() + slot * ring_.slot_bytes + ring_.index_offset),
         slices_[slot].rows, Shape{}, slices_[slot].valid);
   }
 
@@ -189,13 +198,13 @@ class Epoch {
   /// before the dataset was returned), and no batch on `HostSpace` does (gathers and loads
   /// complete before `batch(k)` returns): nothing is done then but the checks.
   /// @throws std::out_of_range past the end; Error when batch `k` is not there to order (not
-  /// asked for yet, or replaced: the message says which), when a newer gathering epoch took
-  /// the ring, or once the dataset was moved from, assigned, swapped or destroyed; CudaError
-  /// when `consumer` cannot wait (a stream of another device).
+  /// asked for yet, or replaced: the message says which), or once the dataset was moved from,
+  /// assigned, swapped or destroyed; CudaError when `consumer` cannot wait (a stream of another
+  /// device).
   void wait(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "wait");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    if (slot != no_batch) dataset_->impl_ring().fences().wait(slot, consumer);
+    if (slot != no_batch) ring_loan_->fences().wait(slot, consumer);
     if (is_view(k)) dataset_->impl_wait_view(pass_, k, consumer);
   }
 
@@ -208,7 +217,7 @@ class Epoch {
   void release(std::size_t k, stream_type consumer) {
     const std::size_t slot = slot_holding(k, "release");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    if (slot != no_batch) dataset_->impl_ring().fences().release(slot, consumer);
+    if (slot != no_batch) ring_loan_->fences().release(slot, consumer);
     if (is_view(k)) dataset_->impl_release_view(pass_, k, consumer);
   }
 
@@ -254,8 +263,7 @@ class Epoch {
   // batch is a view, not in the ring.
   [[nodiscard]] std::size_t slot_holding(std::size_t k, const char* call) const {
     check_index(k);
-    if (generation_ != 0) check_ring_is_ours();
-    const std::size_t slot = generation_ != 0 ? k % slot_batch_.size() : no_batch;
+    const std::size_t slot = ring_loan_ ? k % slot_batch_.size() : no_batch;
     if (slot != no_batch && slot_batch_[slot] == k) return slot;
     if (is_view(k)) return no_batch;
     throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
@@ -265,13 +273,6 @@ class Epoch {
                      ? std::string("nothing gathered into its slot yet")
                      : "its slot holds batch " + std::to_string(slot_batch_[slot])) +
                 "); call it after batch(k) and before batch(k + ring_depth)");
-  }
-
-  void check_ring_is_ours() const {
-    if (generation_ != dataset_->impl_ring().generation())
-      throw Error(
-          "resident: this epoch's ring was taken by a newer gathering epoch of the same "
-          "dataset; iterate one gathering epoch at a time (make the epoch again to go on)");
   }
 
   // Each field's element bytes in a ring slot: the planned width (see `ring_element_bytes`)
@@ -284,12 +285,23 @@ class Epoch {
                      sizeof(output_t<Field>))...};
   }
 
-  void claim_ring() {
+  // Borrows a ring of the dataset's. `defer`: when the space has no room for another ring while
+  // other live epochs hold the dataset's, leave it for the first batch (by then they may have
+  // ended, as in `e = ds.epoch(...)`, which makes the next epoch before the last one goes).
+  void claim_ring(bool defer) {
     const auto& core = dataset_->impl_core();
     const auto ring = detail::make_ring_layout(
         core.layout(), ring_elements(std::make_index_sequence<fields>{}), core.config().ring_depth);
-    generation_ = dataset_->impl_ring().claim(core, ring.total_bytes, ring.depth, dataset_->bytes(),
-                                              Owner::impl_holding);
+    auto& rings = dataset_->impl_rings();
+    try {
+      ring_loan_ =
+          rings.lend(core, ring.total_bytes, ring.depth, dataset_->bytes(), Owner::impl_holding);
+    } catch (const CapacityError&) {
+      if (!defer || rings.lent() == 0) throw;
+      ring_pending_ = true;
+      return;
+    }
+    ring_pending_ = false;
     ring_ = ring;
     slot_batch_.assign(ring_.depth, no_batch);
     slot_has_fields_.assign(ring_.depth, false);
@@ -299,8 +311,7 @@ class Epoch {
   // Writes batch k (its fields when `with_fields`, its row ids always) into its ring slot,
   // unless the slot holds it already; returns the slot.
   std::size_t gather_into_slot(std::size_t k, bool with_fields) {
-    if (generation_ == 0) claim_ring();  // a zero-copy epoch asked for row ids
-    check_ring_is_ours();
+    if (!ring_loan_) claim_ring(false);  // a zero-copy epoch asked for row ids, or deferred
     const std::size_t slot = k % slot_batch_.size();
     if (slot_batch_[slot] == k && (slot_has_fields_[slot] || !with_fields)) return slot;
     // The slot's previous batch is gone as soon as the fill starts: a fill that throws half-way
@@ -319,21 +330,21 @@ class Epoch {
   template <class Gathered, std::size_t... Field>
   void fill(std::size_t slot, const Gathered& gathered, bool with_fields,
             std::index_sequence<Field...> /*fields*/) {
-    std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
+    std::byte* base = ring_loan_->data() + slot * ring_.slot_bytes;
     auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
     const auto& order = gathered.order;
     const std::size_t rows = gathered.slice.rows;
     const auto& row_elements = dataset_->impl_core().layout().row_elements;
     // The kernels go to the dataset's device, whichever the caller has current.
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    const auto& fences = dataset_->impl_ring().fences();
+    const auto& fences = ring_loan_->fences();
     fences.before_fill(slot, dataset_->stream());
     if constexpr (!space_traits<Space>::gathers_with_kernels) {
       if (with_fields) {
         // One pass for every field, the row ids computed once (see host_gather).
         detail::host_gather(
             order, rows, indices, host_workers(),
-            detail::GatherField{dataset_->template impl_rows<Field>(gathered),
+            detail::GatherField{dataset_->template impl_rows<Field>(pass_, gathered),
                                 ring_field<Field>(base), row_elements[Field],
                                 transforms_.template op<Field>(),
                                 transforms_.template augmentation<Field>(), transforms_.key}...);
@@ -343,7 +354,7 @@ class Epoch {
     } else {
       using Launch = detail::KernelLaunch<Kernels>;
       if (with_fields)
-        (detail::device_gather<Launch>(dataset_->template impl_rows<Field>(gathered),
+        (detail::device_gather<Launch>(dataset_->template impl_rows<Field>(pass_, gathered),
                                        ring_field<Field>(base), row_elements[Field], order, rows,
                                        transforms_.template op<Field>(),
                                        transforms_.template augmentation<Field>(), transforms_.key,
@@ -372,7 +383,7 @@ class Epoch {
 
   template <std::size_t... Field>
   [[nodiscard]] batch_type views(std::size_t slot, std::index_sequence<Field...> /*fields*/) const {
-    const std::byte* base = dataset_->impl_ring().data() + slot * ring_.slot_bytes;
+    const std::byte* base = ring_loan_->data() + slot * ring_.slot_bytes;
     const detail::BatchSlice& slice = slices_[slot];
     return batch_type(BatchView<const output_t<Field>>(
         reinterpret_cast<const output_t<Field>*>(base + ring_.offsets[Field]),  // NOLINT
@@ -385,8 +396,9 @@ class Epoch {
   detail::FieldTransforms<Conversion, Augment, Stored> transforms_;
   Pass pass_{};           // the dataset's order of this epoch; made only while the lease is valid
   bool gathers_ = false;  // whether batches are gathered into the ring
-  detail::RingLayout<fields> ring_{};  // this epoch's slots (claimed: `generation_ != 0`)
-  std::size_t generation_ = 0;
+  detail::RingLayout<fields> ring_{};  // this epoch's slots (when `ring_loan_` holds a ring)
+  typename detail::GatherRings<Space>::Loan ring_loan_;  // the ring lent to this epoch
+  bool ring_pending_ = false;  // a ring is due at the first batch (see `claim_ring`)
   std::vector<std::size_t> slot_batch_;
   std::vector<bool> slot_has_fields_;
   std::vector<detail::BatchSlice> slices_;  // of each slot's batch

@@ -16,7 +16,7 @@ enum class Shuffle {
   /// A seeded permutation of the batch order; zero-copy. A last batch that is short (or
   /// padded) on some rank stays last, so that every rank's steps have the same sizes.
   batches,
-  /// A seeded permutation of all rows; each batch is gathered into the dataset's ring (one
+  /// A seeded permutation of all rows; each batch is gathered into the epoch's ring (one
   /// kernel per field on `CudaSpace`, the copy threads on `HostSpace`).
   samples,
 };

@@ -96,16 +96,22 @@ struct StreamFromSources;
 /// @note Sources are read every epoch: host tensors given to the constructor must outlive the
 /// dataset (unlike `DeviceDataset`, which reads them only during construction); files streamed
 /// in window order (see `load_streaming_dataset`) are held open and must not change. A view of a
-/// chunk stays valid until the reader reaches the chunk `chunk_slots() - prefetch_chunks()`
-/// positions later; on `CudaSpace`, work that reads it must be enqueued on `stream()` before
+/// chunk stays valid until its epoch's reader reaches the chunk `chunk_slots() -
+/// prefetch_chunks()` positions later, or the epoch ends (the one rule of docs/epochs.md, "How
+/// long a view lives"); on `CudaSpace`, work that reads it must be enqueued on `stream()` before
 /// the reader moves on to another chunk, or on another stream ordered by `Epoch::wait` and
-/// `release`. One pass at a time: asking an older epoch (or `batch(i)`) for a batch restarts
-/// that pass at the batch's chunk, which costs a synchronous load. A chunk that fails to load
-/// (a copy, a file cut short) fails its batch once with its own error; the next batch asked
-/// for restarts the pass at that batch's chunk. Use from one thread.
-/// Move-only, by the rule of zero: a move takes the ring, the sources and the running pass and
-/// leaves the dataset moved from empty (0 rows, 0 batches); destruction (or a move assignment
-/// over the dataset) stops the producer, waits for copies in flight and releases the ring.
+/// `release`. Each live epoch holds a set of chunk slots of its own (and its producer), lent by
+/// the dataset, so epochs may be held and read in any interleaving; a second one costs another
+/// set (`bytes()`), or its first batch is refused with `CapacityError` where the space has no
+/// room. Within an epoch, a batch behind the chunk held restarts its pass at the batch's chunk,
+/// which costs a synchronous load. A chunk that fails to load (a copy, a file cut short) fails
+/// its batch once with its own error; the next batch asked for restarts the pass at that
+/// batch's chunk. Use the dataset's members from one thread; an epoch made there may be
+/// iterated on a thread of its own.
+/// Move-only, by the rule of zero: a move takes the slots, the rings, the sources and the
+/// running pass and leaves the dataset moved from empty (0 rows, 0 batches); destruction (or a
+/// move assignment over the dataset) stops the idle producers, waits for copies in flight and
+/// releases the memory no live epoch holds.
 template <class Space, class... Ts>
 class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>, Space, Ts...> {
  public:
@@ -132,25 +138,25 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @brief Exchanges the contents of two datasets.
   void swap(StreamingDataset& other) noexcept { std::swap(*this, other); }
 
-  /// @brief Bytes of the chunk ring, the allocation the dataset is made with.
-  [[nodiscard]] std::size_t bytes() const noexcept { return streamer_ ? streamer_->bytes() : 0; }
-  /// @brief Bytes of the batch ring of gathering epochs: allocated when the dataset is made, as
+  /// @brief Bytes of the chunk slots held: the set the dataset is made with, and one more per
+  /// further epoch that lives at the same time (see `Epoch`).
+  [[nodiscard]] std::size_t bytes() const noexcept { return streamers_.bytes(); }
+  /// @brief Bytes of the gather rings held: the one allocated when the dataset is made, as
   /// planned (`planned_ring_bytes()`), so that no other allocation can take it before the first
-  /// gathering epoch; grown by an epoch whose conversion is wider than planned.
-  [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
+  /// gathering epoch; one more per further gathering epoch that lives at the same time, and a
+  /// wider one for an epoch whose conversion is wider than planned.
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
   /// @brief Bytes the gather ring was planned for beside the chunk slots.
   [[nodiscard]] std::size_t planned_ring_bytes() const noexcept { return planned_ring_.get(); }
   /// @brief Bytes of host memory the dataset owns for its rows: files read, or `.npz` members
   /// inflated, once for a whole-epoch order (0 when it reads the caller's tensors, or files in
   /// window order).
-  [[nodiscard]] std::size_t host_bytes() const noexcept {
-    return streamer_ ? streamer_->host_bytes() : 0;
-  }
+  [[nodiscard]] std::size_t host_bytes() const noexcept { return streamers_.host_bytes(); }
   /// @brief The order chosen (`StreamOrder::whole_epoch` or `window`; see the class note);
   /// `StreamOrder::automatic`, none chosen, for a moved-from dataset.
   [[nodiscard]] StreamOrder order() const noexcept {
-    if (!streamer_) return StreamOrder::automatic;
-    return streamer_->whole_epoch() ? StreamOrder::whole_epoch : StreamOrder::window;
+    if (core_.moved_from()) return StreamOrder::automatic;
+    return streamers_.whole_epoch() ? StreamOrder::whole_epoch : StreamOrder::window;
   }
   /// @brief Bytes the fields would take preloaded (what did not fit).
   [[nodiscard]] std::size_t data_bytes() const noexcept { return core_.layout().total_bytes; }
@@ -187,12 +193,21 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   }
 
   /// @brief Batch `index` of an unshuffled epoch: the same rows as `DeviceDataset::batch`.
-  /// Reading batches in order streams; a jump backwards reloads from the batch's chunk.
-  /// @throws std::out_of_range when `index >= num_batches()`; FormatError when a source file
-  /// was truncated or removed; CudaError when a copy fails.
+  /// Reading batches in order streams; a jump backwards reloads from the batch's chunk. The
+  /// batches are those of the dataset's own unshuffled pass, which holds a set of chunk slots
+  /// as an epoch does: a view lasts until this pass reaches the chunk `chunk_slots() -
+  /// prefetch_chunks()` positions later, or until the next epoch of the dataset is made, which
+  /// ends the pass (hold an epoch, not `batch()` views, across epochs).
+  /// @throws std::out_of_range when `index >= num_batches()`; CapacityError when live epochs
+  /// hold every set of chunk slots and the space has no room for another (read the batch from
+  /// an epoch then: `epoch()` serves `batch(i)` as its batch `i`); FormatError when a source
+  /// file was truncated or removed; CudaError when a copy fails.
   [[nodiscard]] batch_type batch(std::size_t index) {
     if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "streaming dataset");
-    return impl_view(streamer_->plain_order(), index);
+    if (!plain_)
+      plain_ = std::make_unique<impl_pass_type>(
+          streamers_.make_pass({}, false, core_.config().reserve_bytes, false));
+    return impl_view(*plain_, index);
   }
 
   /// @brief One epoch in the order `options` gives (see the class note on shuffling), with
@@ -200,9 +215,12 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// `ds.epoch(options, convert<0>(op))`, `ds.epoch(options, augment<0>(image, ops...))` or
   /// both. Under `StreamOrder::whole_epoch` the batches are those of the `DeviceDataset` of
   /// the same data, bit for bit.
+  /// Making an epoch ends the dataset's own unshuffled pass (`batch(i)`), whose chunk slots it
+  /// may take.
   /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
   /// a gathering epoch's ring does not fit (it was planned with the chunk slots: only a
-  /// conversion wider than `DatasetOptions::ring_element_bytes` can grow it).
+  /// conversion wider than `DatasetOptions::ring_element_bytes`, or another live gathering
+  /// epoch, needs another; see `Epoch` for when a live epoch holds the only one).
   template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
   [[nodiscard]] epoch_for<StreamingDataset, Kernels, Transforms...> epoch(
       EpochOptions options = {}, Transforms... transforms) {
@@ -218,19 +236,22 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     return core_;
   }
   [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] detail::GatherRing<Space>& impl_ring() noexcept { return ring_; }
+  [[nodiscard]] detail::GatherRings<Space>& impl_rings() noexcept { return rings_; }
+  [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
   [[nodiscard]] const std::array<Shape, num_fields>& impl_row_shapes() const noexcept {
     return row_shapes_;
   }
-  // What `Epoch` asks of the dataset it serves (see `DeviceDataset`): a pass of the stream,
-  // its batches as views of the chunk slots, and where a gathered batch's rows lie in them.
-  using impl_pass_type = detail::PassOrder;
+  // What `Epoch` asks of the dataset it serves (see `DeviceDataset`): a pass of the stream
+  // with the chunk slots lent to it, its batches as views of them, and where a gathered batch's
+  // rows lie in them.
+  using impl_pass_type = typename detail::ChunkStreamers<Space, num_fields>::Pass;
   static constexpr const char* impl_holding = "the chunk slots";
-  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) {
-    return streamer_->make_order(options);
+  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options, bool gathers) {
+    plain_.reset();
+    return streamers_.make_pass(options, gathers, core_.config().reserve_bytes, true);
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
-    return options.shuffle != Shuffle::samples || streamer_->views_samples();
+    return options.shuffle != Shuffle::samples || streamers_.views_samples();
   }
   // Every batch of a view epoch is a view of a chunk slot, padding included.
   [[nodiscard]] static constexpr bool impl_gathers_some(const impl_pass_type& /*pass*/) noexcept {
@@ -240,26 +261,28 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
                                                          std::size_t /*k*/) noexcept {
     return false;
   }
-  [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) {
-    return views(streamer_->serve(pass, k), std::index_sequence_for<Ts...>{});
+  [[nodiscard]] batch_type impl_view(impl_pass_type& pass, std::size_t k) {
+    return views(streamer_of(pass).serve(pass.order, k), std::index_sequence_for<Ts...>{});
   }
   using impl_gathered = typename detail::ChunkStreamer<Space, num_fields>::Gathered;
-  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) {
-    return streamer_->gather(pass, k);
+  [[nodiscard]] impl_gathered impl_gather(impl_pass_type& pass, std::size_t k) {
+    return streamers_.gather(pass, k, core_.config().reserve_bytes);
   }
   template <std::size_t Field>
-  [[nodiscard]] auto impl_rows(const impl_gathered& gathered) const noexcept {
-    return streamer_->template rows_of<std::tuple_element_t<Field, std::tuple<Ts...>>>(
-        Field, gathered.order);
+  [[nodiscard]] auto impl_rows(const impl_pass_type& pass,
+                               const impl_gathered& gathered) const noexcept {
+    return streamers_.template rows_of<std::tuple_element_t<Field, std::tuple<Ts...>>>(
+        pass, Field, gathered.order);
   }
-  void impl_wait_view(const impl_pass_type& pass, std::size_t k,
-                      typename Space::stream_type consumer) {
-    streamer_->wait(streamer_->held_slot(pass, k, "wait"), consumer);
+  void impl_wait_view(impl_pass_type& pass, std::size_t k, typename Space::stream_type consumer) {
+    auto& streamer = streamer_of(pass);
+    streamer.wait(streamer.held_slot(pass.order, k, "wait"), consumer);
   }
-  void impl_release_view(const impl_pass_type& pass, std::size_t k,
+  void impl_release_view(impl_pass_type& pass, std::size_t k,
                          typename Space::stream_type consumer) {
-    (void)streamer_->held_slot(pass, k, "release");
-    streamer_->reader_waits_for(consumer);
+    auto& streamer = streamer_of(pass);
+    (void)streamer.held_slot(pass.order, k, "release");
+    streamer.reader_waits_for(consumer);
   }
   /// @endcond
 
@@ -285,19 +308,22 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     if (!verdict.fits) throw verdict.refusal(detail::stream_refusal_advice(stream, ring, options));
     const bool whole_epoch = detail::streams_whole_epoch(options.streaming.order, sources);
     detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
-    streamer_ = std::make_unique<detail::ChunkStreamer<Space, num_fields>>(
+    streamers_ = detail::ChunkStreamers<Space, num_fields>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
         whole_epoch, detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
-    ring_.reserve(core, ring);
+    rings_.reserve(core, ring, options.ring_depth);
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
     core_ = std::move(core);
     // Last, once nothing can refuse the dataset: a refusal costs no advice.
-    if (options.streaming.large_pages) streamer_->advise_large_pages();
+    if (options.streaming.large_pages) streamers_.advise_large_pages();
   }
 
   [[nodiscard]] const detail::StreamLayout<num_fields>& stream_layout() const noexcept {
     return stream_layout_.get();
+  }
+  [[nodiscard]] detail::ChunkStreamer<Space, num_fields>& streamer_of(impl_pass_type& pass) {
+    return streamers_.streamer(pass, core_.config().reserve_bytes);
   }
 
   template <std::size_t... Field>
@@ -318,8 +344,9 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   detail::ResetOnMove<detail::StreamLayout<num_fields>> stream_layout_;
   detail::ResetOnMove<std::size_t> planned_ring_;
   std::array<Shape, num_fields> row_shapes_{};
-  std::unique_ptr<detail::ChunkStreamer<Space, num_fields>> streamer_;
-  detail::GatherRing<Space> ring_;  // of gathering epochs, made by the first
+  detail::ChunkStreamers<Space, num_fields> streamers_;  // lent to the passes
+  std::unique_ptr<impl_pass_type> plain_;                // the pass of `batch(i)`, if any
+  detail::GatherRings<Space> rings_;  // lent to gathering epochs; the planned one made with the dataset
 };
 
 /// Deduces the field types from the tensors: `StreamingDataset ds(space, opt, x, y)`.

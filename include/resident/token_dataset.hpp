@@ -63,7 +63,7 @@ struct TokenSource {
 /// (`= context`) their `x` and `y` are views into the stream itself (llm.c's layout: a batch
 /// is one contiguous span of `B * T + 1` tokens). `Shuffle::samples` takes `batch_size()`
 /// windows at independent positions, a seeded permutation of all windows (nanoGPT's
-/// sampling, without replacement within an epoch), gathered into the dataset's ring (a kernel
+/// sampling, without replacement within an epoch), gathered into the epoch's ring (a kernel
 /// on `CudaSpace`, the copy team on the host), `x` and `y` each contiguous. A padded batch
 /// (`Remainder::pad`, or a rank a window short) and every batch of a stride other than the
 /// context are gathered too: their rows are not one span of the stream. Conversions apply
@@ -118,8 +118,9 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     if (!storage_) return nullptr;
     return std::shared_ptr<const void>(storage_, storage_->data());
   }
-  /// @brief Bytes of the ring of gathering epochs: 0 until the first one is made.
-  [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_.bytes(); }
+  /// @brief Bytes of the gather rings held: one per live gathering epoch, and one kept for the
+  /// next (0 until the first gathering epoch is made).
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
   /// @brief The whole stored stream: `num_tokens()` tokens in the space's memory.
   [[nodiscard]] BatchView<const T> tokens() const noexcept {
     return BatchView<const T>(stored_.get(), num_tokens(), Shape{});
@@ -157,11 +158,12 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     return core_;
   }
   [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] detail::GatherRing<Space>& impl_ring() noexcept { return ring_; }
-  [[nodiscard]] const detail::GatherRing<Space>& impl_ring() const noexcept { return ring_; }
+  [[nodiscard]] detail::GatherRings<Space>& impl_rings() noexcept { return rings_; }
+  [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
   using impl_pass_type = detail::EpochOrder;
   static constexpr const char* impl_holding = "the token stream";
-  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options) const {
+  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options,
+                                              bool /*gathers*/) const {
     return {core_.geometry(), options};
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
@@ -188,7 +190,8 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   }
   // Field 0 (x) reads each window from its start, field 1 (y) one token on.
   template <std::size_t Field>
-  [[nodiscard]] detail::WindowRows<T> impl_rows(const impl_gathered& /*gathered*/) const noexcept {
+  [[nodiscard]] detail::WindowRows<T> impl_rows(const impl_pass_type& /*pass*/,
+                                                 const impl_gathered& /*gathered*/) const noexcept {
     return {stored_.get() + Field, stride_, stored_windows_.get()};
   }
   // Views of the stream need no order: the upload completed before the dataset was made.
@@ -275,7 +278,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   detail::ResetOnMove<std::size_t> stored_windows_;
   detail::ResetOnMove<std::size_t> first_token_;
   detail::ResetOnMove<std::array<Shape, num_fields>> row_shapes_;
-  detail::GatherRing<Space> ring_;  // of gathering epochs, made by the first
+  detail::GatherRings<Space> rings_;  // lent to gathering epochs, the first made by the first
 };
 
 /// Deduces the token type from the tensor: `TokenDataset ds(space, options, window, tokens)`.

@@ -134,9 +134,7 @@ std::shared_ptr<const void> share_holding(const Dataset& dataset, const void* fi
   };
   std::shared_ptr<const void> storage = dataset.storage_owner();
   if (inside(storage, dataset.bytes())) return storage;
-  std::shared_ptr<const void> ring = dataset.impl_ring().owner();
-  if (inside(ring, dataset.impl_ring().bytes())) return ring;
-  return nullptr;
+  return dataset.impl_rings().owner_of(first, bytes);
 }
 
 /// `view` as a tensor on `device` that holds `share` until libtorch frees it.
@@ -181,7 +179,8 @@ typename Space::stream_type torch_stream([[maybe_unused]] const Space& space,
 ///   made, so the tensor needs no stream order.
 /// - A gathered batch (`Shuffle::samples`, a conversion, an augmentation): the epoch's ring
 ///   slot, whose values are those of batch `k` until the epoch gathers batch `k + ring_depth`
-///   into the same slot (clone the tensor to keep them longer). On `CudaSpace` the gather is
+///   into the same slot or ends (docs/epochs.md, "How long a view lives"; clone the tensor to
+///   keep them longer). On `CudaSpace` the gather is
 ///   ordered on `dataset.stream()`; `to_tensors(epoch, k)` orders libtorch's stream after it.
 /// @throws InvalidArgument when `dataset` was moved from, when `view` is not in its memory
 /// (another dataset's view), or when the tensor would be a CUDA tensor and libtorch has no CUDA
@@ -198,8 +197,8 @@ template <class Dataset, class T>
     RESIDENT_EXPECTS(share != nullptr || view.bytes() == 0,
                      "to_tensor() makes tensors of this dataset's own memory (a field, or a batch "
                      "of its current epochs), but the view lies outside it: it is another "
-                     "dataset's, or a gathered batch of an epoch whose ring a wider epoch has "
-                     "since replaced; pass the dataset the view came from, or take the batch as "
+                     "dataset's, or a gathered batch of an epoch whose ring the dataset has "
+                     "since released; pass the dataset the view came from, or take the batch as "
                      "it is served with to_tensors(epoch, k)");
     const torch::Device device = detail::torch_device(dataset.space());
     RESIDENT_EXPECTS(!device.is_cuda() || torch::cuda::is_available(),
@@ -227,7 +226,7 @@ template <class Dataset, class T>
 ///
 /// The tensors may outlive this object, the epoch and the dataset: their memory stays
 /// allocated. A gathered batch's values stay those of batch `k` until the epoch gathers batch
-/// `k + ring_depth` into the same slot; clone a tensor that must keep them longer.
+/// `k + ring_depth` into the same slot, or ends; clone a tensor that must keep them longer.
 template <class Epoch>
 class TensorBatch {
   using stream_type = typename Epoch::stream_type;

@@ -174,7 +174,7 @@ void accessors_of_moved_from(Cases& cases, const std::string& owner, Dataset& go
 /// The members of the preloaded owners (DeviceDataset, TokenDataset) that their epochs call.
 template <class Dataset>
 void ring_hooks_of_moved_from(Cases& cases, const std::string& owner, Dataset& gone) {
-  cases.answers(owner, "impl_ring", [&] { EXPECT_EQ(gone.impl_ring().bytes(), 0U); });
+  cases.answers(owner, "impl_rings", [&] { EXPECT_EQ(gone.impl_rings().bytes(), 0U); });
   cases.answers(owner, "impl_row_shapes", [&] { (void)gone.impl_row_shapes(); });
   cases.answers(owner, "storage_owner", [&] { EXPECT_FALSE(gone.storage_owner()); });
 }
@@ -248,7 +248,7 @@ void streaming_dataset_cases(Cases& cases) {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   cases.answers(owner, "ring_chunks", [&] { (void)view.ring_chunks(); });
 #pragma GCC diagnostic pop
-  cases.answers(owner, "impl_ring", [&] { EXPECT_EQ(a.impl_ring().bytes(), 0U); });
+  cases.answers(owner, "impl_rings", [&] { EXPECT_EQ(a.impl_rings().bytes(), 0U); });
   cases.answers(owner, "impl_row_shapes", [&] { (void)a.impl_row_shapes(); });
   swap_of_moved_from(cases, owner, a, b);
   if (cases.calling()) {

@@ -240,10 +240,10 @@ void check_wait_and_release(const Space& space) {
   const std::string replaced = message_of([&] { gathered.release(0, consumer); });
   EXPECT_NE(replaced.find("release(0, stream)"), std::string::npos) << replaced;
   EXPECT_NE(replaced.find("its slot holds batch 2"), std::string::npos) << replaced;
+  // A newer epoch gathers into a ring of its own: the older one's batch 3 is still there.
   auto newer = ds.epoch({3, 2, Shuffle::samples});
   (void)newer.batch(3);
-  EXPECT_NE(message_of([&] { gathered.wait(3, consumer); }).find("newer gathering epoch"),
-            std::string::npos);
+  EXPECT_NO_THROW(gathered.wait(3, consumer));
   EXPECT_NO_THROW(newer.wait(3, consumer));
 }
 

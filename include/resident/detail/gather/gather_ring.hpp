@@ -2,13 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The ring a dataset's gathering epochs write their batches into: one allocation of the
-// dataset's space, grown (never shrunk) when an epoch needs wider slots, checked against the
-// capacity before it is taken, with the fences that order it against consumer streams. The
-// dataset owns it; an epoch claims it (a new generation retires the previous epoch's claim)
-// and reaches it through its dataset after every lease check. Its memory is shared: what keeps
-// a gathered batch (a tensor over it: `owner()`) keeps the allocation it lies in, after the ring
-// has grown into another or the dataset is gone.
+// The rings a dataset's gathering epochs write their batches into: each an allocation of the
+// dataset's space, checked against the capacity before it is made, with the fences that order it
+// against consumer streams. The dataset lends one to each live gathering epoch, which holds it
+// until it ends (see `LendingPool`). A ring's memory is shared: what keeps a gathered batch (a
+// tensor over it: `owner()`) keeps the allocation it lies in after the ring is released.
 
 #include <cstddef>
 #include <memory>
@@ -17,6 +15,7 @@
 
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/format_bytes.hpp"
+#include "resident/detail/lending_pool.hpp"
 #include "resident/detail/resources.hpp"
 #include "resident/space_traits.hpp"
 
@@ -40,70 +39,129 @@ class NoRingFences {
   void drain() const noexcept {}
 };
 
+/// @brief One gather ring: an allocation of the dataset's space holding `slots` batches, and
+/// the fences that order each slot against the streams that read it. Its memory is shared: what
+/// keeps a gathered batch (a tensor over it: `owner()`) keeps the allocation after the ring is
+/// released.
 template <class Space>
 class GatherRing {
  public:
   using fences_type = typename space_traits<Space>::ring_fences;
 
-  /// @brief Makes the ring at least `bytes` (of `slots` slots) in `space`: a capacity check
-  /// first, with the reserve of `config`; a refusal names the ring, what the dataset holds
-  /// already (`held`, `held_bytes`: "the dataset itself" uploaded, or "the chunk slots") and
-  /// what to lower, and leaves the ring held so far as it was. Then claims it: returns the new
-  /// generation, which retires every earlier claim.
-  /// @throws CapacityError when the ring does not fit; what the fences' events throw.
+  /// @brief Allocates `bytes` of `slots` slots in the space of `core`, ordered on its stream.
+  /// @throws CapacityError when the allocation is refused; what the fences' events throw.
   template <class Core>
-  std::size_t claim(const Core& core, std::size_t bytes, std::size_t slots, std::size_t held_bytes,
-                    const char* held = "the dataset itself") {
-    const Space& space = core.space();
-    const DatasetConfig& config = core.config();
-    if (this->bytes() < bytes) {
-      const CapacityVerdict verdict = check_capacity(space, config.reserve_bytes, bytes);
-      if (!verdict.fits)
-        throw verdict.refusal(
-            std::string(held) + " (" + format_bytes(held_bytes) +
-                ") is held; a gathering epoch (Shuffle::samples, a conversion, an "
-                "augmentation or batch_indices()) needs this ring of " +
-                std::to_string(config.ring_depth) +
-                " batches besides: lower DatasetOptions::ring_depth or batch_size, lower the "
-                "reserve, or use Shuffle::batches, which is zero-copy and needs no ring",
-            "the gather ring");
-      auto grown = std::make_shared<Allocation<Space>>(space, bytes, core.stream(),
-                                                       core.stream_keep_alive());
-      // The old ring goes once the reads of it that consumers released are done (its own
-      // release waits for the dataset's stream, which gathered into it), and once nothing else
-      // shares it.
+  GatherRing(const Core& core, std::size_t bytes, std::size_t slots)
+      : memory_(std::make_shared<Allocation<Space>>(core.space(), bytes, core.stream(),
+                                                    core.stream_keep_alive())),
+        slots_(slots) {
+    fences_.ensure(core.space(), slots);
+  }
+  GatherRing(const GatherRing&) = delete;
+  GatherRing& operator=(const GatherRing&) = delete;
+  GatherRing(GatherRing&&) = delete;
+  GatherRing& operator=(GatherRing&&) = delete;
+  /// The memory goes once the reads of it that consumers released are done (its own release
+  /// waits for the dataset's stream, which gathered into it), and once nothing else shares it.
+  ~GatherRing() {
+    try {
       fences_.drain();
-      memory_.swap(grown);
+    } catch (const Error&) {  // a failed device has nothing left to wait for
     }
-    fences_.ensure(space, slots);
-    return ++generation_.get();
   }
 
-  /// @brief Allocates the ring of `bytes` in `space` now, before any epoch claims it: what a
-  /// dataset that planned its ring when it was made holds, so that nothing else in the space
-  /// can take those bytes before its first gathering epoch.
-  /// @throws CapacityError when the allocation is refused.
-  template <class Core>
-  void reserve(const Core& core, std::size_t bytes) {
-    memory_ = std::make_shared<Allocation<Space>>(core.space(), bytes, core.stream(),
-                                                  core.stream_keep_alive());
-  }
-
-  /// @brief The generation of the latest claim (0: never claimed).
-  [[nodiscard]] std::size_t generation() const noexcept { return generation_.get(); }
-  [[nodiscard]] std::byte* data() const noexcept { return memory_ ? memory_->data() : nullptr; }
-  [[nodiscard]] std::size_t bytes() const noexcept { return memory_ ? memory_->bytes() : 0; }
-  /// @brief A share of the ring's current allocation, pointing at its first byte (null when
-  /// none is held): it stays allocated while the share lives.
+  [[nodiscard]] std::byte* data() const noexcept { return memory_->data(); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return memory_->bytes(); }
+  [[nodiscard]] std::size_t slots() const noexcept { return slots_; }
+  /// @brief A share of the ring's allocation, pointing at its first byte: it stays allocated
+  /// while the share lives.
   [[nodiscard]] std::shared_ptr<const void> owner() const noexcept {
-    return memory_ ? std::shared_ptr<const void>(memory_, memory_->data()) : nullptr;
+    return std::shared_ptr<const void>(memory_, memory_->data());
   }
   [[nodiscard]] const fences_type& fences() const noexcept { return fences_; }
 
  private:
-  std::shared_ptr<Allocation<Space>> memory_;  // null until the first claim or reserve
-  ResetOnMove<std::size_t> generation_;
+  std::shared_ptr<Allocation<Space>> memory_;
+  std::size_t slots_;
   fences_type fences_;
+};
+
+/// @brief The gather rings a dataset lends its gathering epochs, one per live epoch (see
+/// `LendingPool`): what a newer epoch gathers never lands in the ring of an older one that
+/// lives, so the older one's views keep their values until that epoch itself moves past them or
+/// ends.
+template <class Space>
+class GatherRings {
+ public:
+  using Loan = typename LendingPool<GatherRing<Space>>::Loan;
+
+  /// @brief Lends a ring of at least `bytes` in `slots` slots: an idle one, or one allocated
+  /// after a capacity check with the reserve of `core`'s config. A refusal names the ring, what
+  /// the dataset holds already (`held`, `held_bytes`: "the dataset itself" uploaded, "the chunk
+  /// slots", "the token stream"), the rings its live epochs hold, and what to do; it leaves the
+  /// rings as they were.
+  /// @throws CapacityError when the ring does not fit; what the fences' events throw.
+  template <class Core>
+  [[nodiscard]] Loan lend(const Core& core, std::size_t bytes, std::size_t slots,
+                          std::size_t held_bytes, const char* held) {
+    return pool_.lend(
+        [&](const GatherRing<Space>& ring) { return ring.bytes() >= bytes && ring.slots() >= slots; },
+        [&](std::size_t lent, std::size_t rings) {
+          const CapacityVerdict verdict =
+              check_capacity(core.space(), core.config().reserve_bytes, bytes);
+          if (!verdict.fits)
+            throw verdict.refusal(advice(core.config(), lent, rings, held_bytes, held),
+                                  "the gather ring");
+          return std::make_shared<GatherRing<Space>>(core, bytes, slots);
+        });
+  }
+
+  /// @brief Allocates a ring of `bytes` in `slots` slots now, idle until an epoch borrows it:
+  /// what a dataset that planned its ring when it was made holds, so that nothing else in the
+  /// space can take those bytes before its first gathering epoch.
+  /// @throws CapacityError when the allocation is refused.
+  template <class Core>
+  void reserve(const Core& core, std::size_t bytes, std::size_t slots) {
+    pool_.add(std::make_shared<GatherRing<Space>>(core, bytes, slots));
+  }
+
+  /// @brief Bytes of every ring held: lent to live epochs, or idle for the next.
+  [[nodiscard]] std::size_t bytes() const noexcept { return pool_.bytes(); }
+  /// @brief Rings lent to live epochs now.
+  [[nodiscard]] std::size_t lent() const noexcept { return pool_.lent(); }
+  /// @brief A share of the ring holding the `bytes` at `first`, or null when none does.
+  [[nodiscard]] std::shared_ptr<const void> owner_of(const void* first,
+                                                     std::size_t bytes) const noexcept {
+    std::shared_ptr<const void> found;
+    pool_.visit([&](const GatherRing<Space>& ring, bool /*lent*/) {
+      const std::byte* begin = ring.data();
+      const auto* at = static_cast<const std::byte*>(first);
+      if (at >= begin && at + bytes <= begin + ring.bytes()) found = ring.owner();
+    });
+    return found;
+  }
+
+ private:
+  static std::string advice(const DatasetConfig& config, std::size_t lent, std::size_t rings,
+                            std::size_t held_bytes, const char* held) {
+    std::string advice = std::string(held) + " (" + format_bytes(held_bytes) + ") is held";
+    if (lent != 0)
+      advice += ", and " + std::to_string(lent) + " live epoch" + (lent == 1 ? "" : "s") +
+                " of this dataset hold" + (lent == 1 ? "s" : "") + " a gather ring each (" +
+                format_bytes(rings) +
+                " in all): a view stays valid while its epoch lives, so a newer epoch never "
+                "gathers into an older one's ring; end the older epochs first (destroy them, or "
+                "let them go out of scope), or";
+    return advice +
+           (lent != 0 ? " " : "; ") +
+           "a gathering epoch (Shuffle::samples, a conversion, an augmentation, a padded token "
+           "batch or batch_indices()) needs this ring of " +
+           std::to_string(config.ring_depth) +
+           " batches besides: lower DatasetOptions::ring_depth or batch_size, lower the "
+           "reserve, or use Shuffle::batches, which is zero-copy and needs no ring";
+  }
+
+  LendingPool<GatherRing<Space>> pool_;
 };
 
 }  // namespace resident::detail

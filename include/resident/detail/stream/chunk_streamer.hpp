@@ -2,10 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The move-only machinery of a `StreamingDataset`, behind the one owner the dataset holds:
-// the slots (the dataset's one allocation), the space's chunk transport, the producer
-// thread's pipeline and loader, and the pass the reader is in. It serves batch k of a pass as
-// a place in a slot, restarting the pass where the reader jumped.
+// The machinery of a `StreamingDataset`'s passes. A `ChunkStreamer` is one set of chunk slots
+// (an allocation of the space), the space's chunk transport, the producer thread's pipeline and
+// loader, and the pass the reader is in: it serves batch k of a pass as a place in a slot,
+// restarting the pass where the reader jumped. `ChunkStreamers`, which the dataset holds, lends
+// one to each live epoch (see `LendingPool`), so that no epoch loads into the slots another live
+// epoch's views lie in, and keeps what every streamer shares: the layouts, the sources, the
+// order.
 
 #include <algorithm>
 #include <array>
@@ -20,7 +23,10 @@
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/detail/expects.hpp"
+#include "resident/detail/format_bytes.hpp"
 #include "resident/detail/io/host_staging.hpp"
+#include "resident/detail/lending_pool.hpp"
+#include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/resources.hpp"
 #include "resident/detail/stream/chunk_loader.hpp"
 #include "resident/detail/stream/chunk_pipeline.hpp"
@@ -69,17 +75,15 @@ class ChunkStreamer {
   /// @brief Allocates the slots in `space` and makes the transport; starts nothing.
   /// @throws CapacityError when the slots cannot be allocated; what the transport throws.
   /// `reader_owner` keeps the reader's stream alive as long as the producer and the transport
-  /// may use it (null for a stream the caller owns).
-  /// `whole_epoch`: every pass in whole-epoch order (see `PassOrder`); needs host-memory
-  /// sources.
+  /// may use it (null for a stream the caller owns). `whole_epoch`: every pass in whole-epoch
+  /// order (see `PassOrder`); needs host-memory sources, which the streamers of one dataset
+  /// share (a `RowSource` shares its bytes or its file).
   ChunkStreamer(const Space& space, stream_type reader, std::shared_ptr<const void> reader_owner,
                 const DatasetLayout<Fields>& layout, const StreamLayout<Fields>& stream,
                 std::array<RowSource, Fields> sources, bool whole_epoch, unsigned threads)
       : reader_owner_(std::move(reader_owner)),
         layout_(layout),
         stream_(stream),
-        whole_epoch_(whole_epoch),
-        direct_(whole_epoch && !space_traits<Space>::gathers_with_kernels),
         slots_(space, stream.total_bytes, reader, reader_owner_) {
     const bool pinned = Transport::sources_pinned(space, sources);
     transport_ = std::make_unique<Transport>(space, reader, stream.chunk_slots, stream.slot_bytes,
@@ -89,6 +93,8 @@ class ChunkStreamer {
   }
   ChunkStreamer(const ChunkStreamer&) = delete;
   ChunkStreamer& operator=(const ChunkStreamer&) = delete;
+  ChunkStreamer(ChunkStreamer&&) = delete;
+  ChunkStreamer& operator=(ChunkStreamer&&) = delete;
   /// Stops the producer and waits for copies in flight before the slots are released.
   ~ChunkStreamer() {
     pipeline_.stop();
@@ -99,54 +105,6 @@ class ChunkStreamer {
   }
 
   [[nodiscard]] std::size_t bytes() const noexcept { return slots_.bytes(); }
-  /// @brief Bytes of host memory the sources own (rows read or inflated for the stream).
-  [[nodiscard]] std::size_t host_bytes() const noexcept {
-    return std::accumulate(
-        loader_->sources.begin(), loader_->sources.end(), std::size_t{0},
-        [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
-  }
-  /// @brief In whole-epoch order, asks the kernel to back the rows this rank reads in host
-  /// memory by large pages (`advise_large_pages`): every epoch reads them in its own random
-  /// order, which on small pages costs a TLB miss per row. Nothing in window order, whose reads
-  /// are sequential.
-  void advise_large_pages() const noexcept {
-    if (!whole_epoch_) return;
-    for (const RowSource& source : loader_->sources) {
-      if (source.memory() == nullptr) continue;
-      const RowRange read = streamed_source_rows(layout_.geometry, source.rows());
-      detail::advise_large_pages(source.memory() + read.first * source.row_bytes(),
-                                 read.rows * source.row_bytes());
-    }
-  }
-  /// @brief Whether every pass is in whole-epoch order.
-  [[nodiscard]] bool whole_epoch() const noexcept { return whole_epoch_; }
-  /// @brief Whether `Shuffle::samples` batches are views of the chunk slots: in whole-epoch
-  /// order, on a space whose gathers run on the device (on one whose gathers host threads run,
-  /// a gather reads the rows in host memory directly, into the gather ring, as a preloaded
-  /// dataset's does: cheaper than writing every row of the epoch into the slots first).
-  [[nodiscard]] bool views_samples() const noexcept { return whole_epoch_ && !direct_; }
-  /// @brief Where gathers read field `field`'s rows (see `ChunkSlotRows`): the slots, or, in
-  /// whole-epoch order on a space whose gathers host threads run, the rows in host memory.
-  template <class T>
-  [[nodiscard]] ChunkSlotRows<T> rows_of(std::size_t field, const ChunkRows& rows) const noexcept {
-    ChunkSlotRows<T> source{slots_.data() + stream_.offsets[field], stream_.slot_bytes,
-                            layout_.row_bytes[field], rows};
-    if (direct_) {
-      source.direct = loader_->sources[field].memory();
-      source.source = source_map(layout_);
-    }
-    return source;
-  }
-
-  /// @brief A new pass order (each gets an id of its own).
-  [[nodiscard]] PassOrder make_order(const EpochOptions& options) {
-    return make_pass_order(++last_order_id_, options, layout_.geometry, stream_, whole_epoch_);
-  }
-  /// @brief The order of `batch(i)`: an unshuffled pass, made once.
-  [[nodiscard]] const PassOrder& plain_order() {
-    if (!plain_order_) plain_order_ = std::make_shared<const PassOrder>(make_order({}));
-    return *plain_order_;
-  }
 
   /// @brief Epoch batch `k` (< the dataset's batches) of `order`: starts or restarts the pass
   /// where needed, gives up the chunks behind it, and waits only for its own chunk.
@@ -166,9 +124,9 @@ class ChunkStreamer {
     BatchSlice slice;
   };
 
-  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one (in
-  /// whole-epoch order on a space whose gathers host threads run, none: the gather reads the
-  /// rows in host memory, see `rows_of`). A batch of a whole-epoch pass, and one of an unshuffled
+  /// @brief Epoch batch `k` of `order` to gather: its chunks held as `serve` holds one. (In
+  /// whole-epoch order on a space whose gathers host threads run, no streamer is asked: see
+  /// `ChunkStreamers::gather`.) A batch of a whole-epoch pass, and one of an unshuffled
   /// or batch-shuffled window pass, is read straight from its slot. Under `Shuffle::samples` in
   /// window order its rows are drawn from the window of `window_chunks` positions it is in (every
   /// chunk of which is held), by a permutation of all the window's full batches' rows keyed by the
@@ -186,12 +144,6 @@ class ChunkStreamer {
     rows.replicas = geometry.replicas;
     rows.replica = order.epoch.replica;
     rows.offset = order.epoch.offset;
-    if (direct_) {
-      // The rows where they lie in host memory: no chunk is loaded or held for them.
-      gathered.slice = order.epoch.slice(geometry, k);
-      rows.straight = order.epoch.rows(geometry, k);
-      return gathered;
-    }
     const bool short_batch =
         geometry.short_last && chunk * stream_.chunk_batches + local + 1 == geometry.batches;
     if (order.whole_epoch || order.options().shuffle != Shuffle::samples || short_batch) {
@@ -238,9 +190,8 @@ class ChunkStreamer {
     return gathered;
   }
 
-  /// The slots' first byte and layout, for the gathers that read them.
+  /// The slots' first byte, for the gathers that read them.
   [[nodiscard]] const std::byte* slots() const noexcept { return slots_.data(); }
-  [[nodiscard]] const StreamLayout<Fields>& stream_layout() const noexcept { return stream_; }
 
   /// @brief The slot of epoch batch `k` of `order` for `StreamingEpoch::wait` and `release`
   /// (`call`): the chunk the reader holds, since a chunk given up has had its slot's order
@@ -308,18 +259,192 @@ class ChunkStreamer {
   std::shared_ptr<const void> reader_owner_;  // first declared: released last
   DatasetLayout<Fields> layout_;
   StreamLayout<Fields> stream_;
-  bool whole_epoch_;
-  bool direct_;  // gathers read the rows where they lie in host memory (see `gather`)
   Allocation<Space> slots_;
   std::unique_ptr<Transport> transport_;
   std::shared_ptr<const Loader> loader_;  // shared with the producer's running load
   ChunkPipeline pipeline_;                // stopped by the destructor before the rest goes
-  std::uint64_t last_order_id_ = 0;
-  std::shared_ptr<const PassOrder> plain_order_;
   std::shared_ptr<const PassOrder> active_order_;
   std::size_t held_ = no_position;
   std::size_t acquired_first_ = 0;  // first position held (the window's first)
   std::size_t acquired_end_ = 0;    // past the last position the reader was ordered after
+};
+
+/// @brief A pass of a streaming dataset: its order and the streamer lent to it (none for a
+/// gathering pass that reads the rows in host memory directly, or, until its first batch, for a
+/// pass made while other live passes held every streamer and the space had no room for more).
+template <class Space, std::size_t Fields>
+struct StreamPass {
+  PassOrder order;
+  typename LendingPool<ChunkStreamer<Space, Fields>>::Loan streamer;
+  bool pending = false;  ///< A streamer is due at the first batch.
+};
+
+/// @brief What a streaming dataset holds for its passes: the streamers it lends them, one per
+/// live pass, and what every streamer shares (the layouts, the sources, the order of passes).
+/// Move-only; moved from, it holds nothing.
+template <class Space, std::size_t Fields>
+class ChunkStreamers {
+ public:
+  using Streamer = ChunkStreamer<Space, Fields>;
+  using Pass = StreamPass<Space, Fields>;
+
+  ChunkStreamers() = default;
+  /// @brief Makes the first streamer (the chunk slots the dataset plans), idle until a pass
+  /// borrows it. See `ChunkStreamer` for the arguments.
+  /// @throws what making the streamer throws.
+  ChunkStreamers(const Space& space, typename Space::stream_type reader,
+                 std::shared_ptr<const void> reader_owner, const DatasetLayout<Fields>& layout,
+                 const StreamLayout<Fields>& stream, std::array<RowSource, Fields> sources,
+                 bool whole_epoch, unsigned threads)
+      : recipe_(std::make_unique<Recipe>(Recipe{space, reader, std::move(reader_owner), layout,
+                                                stream, std::move(sources), whole_epoch,
+                                                whole_epoch && !space_traits<Space>::gathers_with_kernels,
+                                                threads})) {
+    pool_.add(make_streamer());
+  }
+
+  /// @brief Bytes of the chunk slots held: lent to live passes, or idle for the next.
+  [[nodiscard]] std::size_t bytes() const noexcept { return pool_.bytes(); }
+  /// @brief Bytes of host memory the sources own (rows read or inflated for the stream).
+  [[nodiscard]] std::size_t host_bytes() const noexcept {
+    if (!recipe_) return 0;
+    return std::accumulate(
+        recipe_->sources.begin(), recipe_->sources.end(), std::size_t{0},
+        [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
+  }
+  /// @brief In whole-epoch order, asks the kernel to back the rows this rank reads in host
+  /// memory by large pages (`advise_large_pages`): every epoch reads them in its own random
+  /// order, which on small pages costs a TLB miss per row. Nothing in window order, whose reads
+  /// are sequential.
+  void advise_large_pages() const noexcept {
+    if (!recipe_->whole_epoch) return;
+    for (const RowSource& source : recipe_->sources) {
+      if (source.memory() == nullptr) continue;
+      const RowRange read = streamed_source_rows(recipe_->layout.geometry, source.rows());
+      detail::advise_large_pages(source.memory() + read.first * source.row_bytes(),
+                                 read.rows * source.row_bytes());
+    }
+  }
+  /// @brief Whether every pass is in whole-epoch order (false once moved from).
+  [[nodiscard]] bool whole_epoch() const noexcept { return recipe_ && recipe_->whole_epoch; }
+  /// @brief Whether `Shuffle::samples` batches are views of the chunk slots: in whole-epoch
+  /// order, on a space whose gathers run on the device (on one whose gathers host threads run,
+  /// a gather reads the rows in host memory directly, into the gather ring, as a preloaded
+  /// dataset's does: cheaper than writing every row of the epoch into the slots first).
+  [[nodiscard]] bool views_samples() const noexcept {
+    return recipe_ && recipe_->whole_epoch && !recipe_->direct;
+  }
+
+  /// @brief A new pass in the order `options` gives, with a streamer lent to it unless it
+  /// gathers every batch from the rows in host memory (`gathers` on a direct stream). `defer`:
+  /// where every streamer is lent and the space has no room for another, leave it for the first
+  /// batch (see `streamer`) rather than refuse.
+  /// @throws CapacityError when no streamer can be had (see `lend`); std::bad_alloc.
+  [[nodiscard]] Pass make_pass(const EpochOptions& options, bool gathers, std::size_t reserve,
+                               bool defer) {
+    Pass pass{make_pass_order(++last_order_id_, options, recipe_->layout.geometry,
+                              recipe_->stream, recipe_->whole_epoch),
+              {},
+              false};
+    if (gathers && recipe_->direct) return pass;
+    try {
+      pass.streamer = lend(reserve);
+    } catch (const CapacityError&) {
+      if (!defer || pool_.lent() == 0) throw;
+      pass.pending = true;
+    }
+    return pass;
+  }
+
+  /// @brief The streamer of `pass`: lent now to a pass that was left waiting for one.
+  /// @throws CapacityError when every streamer is still lent and the space has no room for another.
+  [[nodiscard]] Streamer& streamer(Pass& pass, std::size_t reserve) {
+    if (!pass.streamer) {
+      pass.streamer = lend(reserve);
+      pass.pending = false;
+    }
+    return *pass.streamer;
+  }
+
+  /// @brief Epoch batch `k` of `pass` to gather (see `ChunkStreamer::gather`); on a direct
+  /// stream, the rows where they lie in host memory, with no chunk loaded or held for them.
+  [[nodiscard]] typename Streamer::Gathered gather(Pass& pass, std::size_t k, std::size_t reserve) {
+    if (!recipe_->direct) return streamer(pass, reserve).gather(pass.order, k);
+    const ShardGeometry& geometry = recipe_->layout.geometry;
+    typename Streamer::Gathered gathered{};
+    ChunkRows& rows = gathered.order;
+    rows.batch_size = geometry.batch_size;
+    rows.chunk_batches = recipe_->stream.chunk_batches;
+    rows.replicas = geometry.replicas;
+    rows.replica = pass.order.epoch.replica;
+    rows.offset = pass.order.epoch.offset;
+    gathered.slice = pass.order.epoch.slice(geometry, k);
+    rows.straight = pass.order.epoch.rows(geometry, k);
+    return gathered;
+  }
+
+  /// @brief Where gathers of `pass` read field `field`'s rows (see `ChunkSlotRows`): the slots
+  /// of its streamer, or, on a direct stream, the rows in host memory.
+  template <class T>
+  [[nodiscard]] ChunkSlotRows<T> rows_of(const Pass& pass, std::size_t field,
+                                         const ChunkRows& rows) const noexcept {
+    const Recipe& recipe = *recipe_;
+    const std::byte* slots = pass.streamer ? pass.streamer->slots() : nullptr;
+    ChunkSlotRows<T> source{slots == nullptr ? nullptr : slots + recipe.stream.offsets[field],
+                            recipe.stream.slot_bytes, recipe.layout.row_bytes[field], rows};
+    if (recipe.direct) {
+      source.direct = recipe.sources[field].memory();
+      source.source = source_map(recipe.layout);
+    }
+    return source;
+  }
+
+ private:
+  // What every streamer is made from; on the heap, so that a move leaves none behind.
+  struct Recipe {
+    Space space;
+    typename Space::stream_type reader;
+    std::shared_ptr<const void> reader_owner;
+    DatasetLayout<Fields> layout;
+    StreamLayout<Fields> stream;
+    std::array<RowSource, Fields> sources;
+    bool whole_epoch;
+    bool direct;  // gathers read the rows where they lie in host memory (see `gather`)
+    unsigned threads;
+  };
+
+  [[nodiscard]] std::shared_ptr<Streamer> make_streamer() const {
+    const Recipe& recipe = *recipe_;
+    return std::make_shared<Streamer>(recipe.space, recipe.reader, recipe.reader_owner,
+                                      recipe.layout, recipe.stream, recipe.sources,
+                                      recipe.whole_epoch, recipe.threads);
+  }
+
+  // An idle streamer, or a new one when the space has room for its chunk slots beside the
+  // reserve; a refusal says which live passes hold the others.
+  [[nodiscard]] typename LendingPool<Streamer>::Loan lend(std::size_t reserve) {
+    return pool_.lend([](const Streamer& /*streamer*/) { return true; },
+                      [&](std::size_t lent, std::size_t held) {
+                        const std::size_t bytes = recipe_->stream.total_bytes;
+                        const CapacityVerdict verdict =
+                            check_capacity(recipe_->space, reserve, bytes);
+                        if (!verdict.fits)
+                          throw verdict.refusal(
+                              std::to_string(lent) + " live epoch" + (lent == 1 ? "" : "s") +
+                                  " of this streaming dataset hold" + (lent == 1 ? "s" : "") +
+                                  " its chunk slots (" + format_bytes(held) +
+                                  "): a view of a chunk slot stays valid while its epoch lives, "
+                                  "so a newer epoch never loads into an older one's slots; end "
+                                  "the older epochs first (destroy them, or let them go out of "
+                                  "scope), read the batches from one epoch, or free memory",
+                              "another set of chunk slots");
+                        return make_streamer();
+                      });
+  }
+
+  std::unique_ptr<Recipe> recipe_;
+  LendingPool<Streamer> pool_;
+  std::uint64_t last_order_id_ = 0;  // passes are made from the dataset's thread
 };
 
 }  // namespace resident::detail
