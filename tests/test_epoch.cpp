@@ -112,14 +112,20 @@ TEST(Epoch, RingIsCountedInThePlanAndRefusedWhenItDoesNotFit) {
   EXPECT_EQ(tight.used_bytes(), 64u * 8);  // the refusal took nothing
 }
 
-TEST(Epoch, ANewerGatheringEpochRetiresTheOlderOne) {
+TEST(Epoch, GatheringEpochsAliveTogetherEachGatherIntoARingOfTheirOwn) {
   const auto ids = row_ids(64);
   DeviceDataset<HostSpace, std::int64_t> ds(HostSpace{}, epoch_options(16, Remainder::drop),
                                             HostTensor<const std::int64_t>(ids.data(), {64}));
   auto older = ds.epoch({0, 0, Shuffle::samples});
+  const std::size_t one = ds.ring_bytes();
   auto newer = ds.epoch({0, 1, Shuffle::samples});
+  EXPECT_EQ(ds.ring_bytes(), 2 * one);
+  const auto [held] = older.batch(0);
+  const std::vector<std::int64_t> values(held.data(), held.data() + held.rows());
   EXPECT_NO_THROW((void)newer.batch(0));
-  EXPECT_THROW((void)older.batch(0), resident::Error);
+  EXPECT_NO_THROW((void)newer.batch(1));
+  EXPECT_EQ(std::vector<std::int64_t>(held.data(), held.data() + held.rows()), values);
+  EXPECT_NO_THROW((void)older.batch(1));
 }
 
 TEST(Epoch, WaitAndReleaseOnTheHostCheckTheBatchAndOrderNothing) {

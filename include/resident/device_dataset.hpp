@@ -151,8 +151,8 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   // a gathered batch's rows are, and the rows' shapes.
   using impl_pass_type = detail::EpochOrder;
   static constexpr const char* impl_holding = "the dataset itself";
-  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options,
-                                              bool /*gathers*/) const {
+  [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> /*borrower*/,
+                                              const EpochOptions& options, bool /*gathers*/) const {
     return {core_.geometry(), options};
   }
   [[nodiscard]] static constexpr bool impl_views(const EpochOptions& options) noexcept {

@@ -136,7 +136,7 @@ class Epoch {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     transforms_.prepare(dataset.impl_core().layout(), options);
     gathers_ = always_gathers || !dataset.impl_views(options);
-    pass_ = dataset.impl_make_pass(options, gathers_);
+    pass_ = dataset.impl_make_pass(lease_.watch(), options, gathers_);
     // Some datasets serve a view epoch's batches as views but for a few they must gather (a
     // token stream's padded batch): the ring is theirs from the start all the same.
     const bool gathers_some = gathers_ || dataset.impl_gathers_some(pass_);
@@ -183,10 +183,9 @@ class Epoch {
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
     const std::size_t slot = gather_into_slot(k, !is_view(k));
-    return index_view(
-        reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
-            ring_loan_->data() + slot * ring_.slot_bytes + ring_.index_offset),
-        slices_[slot].rows, Shape{}, slices_[slot].valid);
+    return index_view(reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
+                          ring_loan_->data() + slot * ring_.slot_bytes + ring_.index_offset),
+                      slices_[slot].rows, Shape{}, slices_[slot].valid);
   }
 
   /// @brief Orders `consumer` after batch `k`: work enqueued on `consumer` after this call
@@ -294,8 +293,8 @@ class Epoch {
         core.layout(), ring_elements(std::make_index_sequence<fields>{}), core.config().ring_depth);
     auto& rings = dataset_->impl_rings();
     try {
-      ring_loan_ =
-          rings.lend(core, ring.total_bytes, ring.depth, dataset_->bytes(), Owner::impl_holding);
+      ring_loan_ = rings.lend(lease_.watch(), core, ring.total_bytes, ring.depth, dataset_->bytes(),
+                              Owner::impl_holding);
     } catch (const CapacityError&) {
       if (!defer || rings.lent() == 0) throw;
       ring_pending_ = true;

@@ -204,10 +204,13 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// file was truncated or removed; CudaError when a copy fails.
   [[nodiscard]] batch_type batch(std::size_t index) {
     if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "streaming dataset");
-    if (!plain_)
-      plain_ = std::make_unique<impl_pass_type>(
-          streamers_.make_pass({}, false, core_.config().reserve_bytes, false));
-    return impl_view(*plain_, index);
+    if (!plain_) {
+      // The pass is the dataset's own, as long as it keeps it: it watches a token of its own.
+      auto owner = std::make_shared<const bool>(true);
+      plain_ = std::make_unique<PlainPass>(PlainPass{
+          streamers_.make_pass(owner, {}, false, core_.config().reserve_bytes, false), owner});
+    }
+    return impl_view(plain_->pass, index);
   }
 
   /// @brief One epoch in the order `options` gives (see the class note on shuffling), with
@@ -246,9 +249,11 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   // rows lie in them.
   using impl_pass_type = typename detail::ChunkStreamers<Space, num_fields>::Pass;
   static constexpr const char* impl_holding = "the chunk slots";
-  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options, bool gathers) {
+  [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> borrower,
+                                              const EpochOptions& options, bool gathers) {
     plain_.reset();
-    return streamers_.make_pass(options, gathers, core_.config().reserve_bytes, true);
+    return streamers_.make_pass(std::move(borrower), options, gathers, core_.config().reserve_bytes,
+                                true);
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return options.shuffle != Shuffle::samples || streamers_.views_samples();
@@ -345,8 +350,13 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   detail::ResetOnMove<std::size_t> planned_ring_;
   std::array<Shape, num_fields> row_shapes_{};
   detail::ChunkStreamers<Space, num_fields> streamers_;  // lent to the passes
-  std::unique_ptr<impl_pass_type> plain_;                // the pass of `batch(i)`, if any
-  detail::GatherRings<Space> rings_;  // lent to gathering epochs; the planned one made with the dataset
+  // The pass of `batch(i)`, if any, and the token it borrows its chunk slots with.
+  struct PlainPass {
+    impl_pass_type pass;
+    std::shared_ptr<const bool> owner;
+  };
+  std::unique_ptr<PlainPass> plain_;
+  detail::GatherRings<Space> rings_;  // lent to gathering epochs; the planned one made with it
 };
 
 /// Deduces the field types from the tensors: `StreamingDataset ds(space, opt, x, y)`.

@@ -162,8 +162,8 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
   using impl_pass_type = detail::EpochOrder;
   static constexpr const char* impl_holding = "the token stream";
-  [[nodiscard]] impl_pass_type impl_make_pass(const EpochOptions& options,
-                                              bool /*gathers*/) const {
+  [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> /*borrower*/,
+                                              const EpochOptions& options, bool /*gathers*/) const {
     return {core_.geometry(), options};
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
@@ -191,7 +191,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   // Field 0 (x) reads each window from its start, field 1 (y) one token on.
   template <std::size_t Field>
   [[nodiscard]] detail::WindowRows<T> impl_rows(const impl_pass_type& /*pass*/,
-                                                 const impl_gathered& /*gathered*/) const noexcept {
+                                                const impl_gathered& /*gathered*/) const noexcept {
     return {stored_.get() + Field, stride_, stored_windows_.get()};
   }
   // Views of the stream need no order: the upload completed before the dataset was made.

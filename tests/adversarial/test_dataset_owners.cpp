@@ -560,8 +560,8 @@ TEST(OwnerWaitRelease, BeforeAnyBatchSaysTheBatchWasNotAskedFor) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto epoch = ds.epoch();
-  expect_error([&] { epoch.wait(0, {}); }, "another epoch's, or none");
-  expect_error([&] { epoch.release(0, {}); }, "another epoch's, or none");
+  expect_error([&] { epoch.wait(0, {}); }, "no batch of this epoch was asked for yet");
+  expect_error([&] { epoch.release(0, {}); }, "no batch of this epoch was asked for yet");
   (void)epoch.batch(0);
   expect_error([&] { epoch.wait(4, {}); }, "not asked for yet");
   expect_error([&] { epoch.release(9, {}); }, "not asked for yet");
@@ -579,16 +579,17 @@ TEST(OwnerWaitRelease, AfterTheReaderMovedOnItSaysSo) {
   EXPECT_NO_THROW(epoch.wait(2, {}));
 }
 
-TEST(OwnerWaitRelease, AnotherEpochsPassIsNamed) {
+TEST(OwnerWaitRelease, AnotherEpochsPassLeavesThisOnesChunkHeld) {
   const OffsetRows rows(40, 0);
   HostStreaming ds(HostSpace{}, options_of(4), rows.x(), rows.y());
   auto first = ds.epoch();
   auto second = ds.epoch({1, 1, Shuffle::batches});
   (void)first.batch(0);
   (void)second.batch(0);
-  expect_error([&] { first.wait(0, {}); }, "another epoch's");
-  (void)ds.batch(0);  // the plain pass of batch(i) is another pass too
-  expect_error([&] { second.wait(0, {}); }, "another epoch's");
+  EXPECT_NO_THROW(first.wait(0, {}));
+  (void)ds.batch(0);  // the plain pass of batch(i) streams through slots of its own too
+  EXPECT_NO_THROW(second.wait(0, {}));
+  EXPECT_NO_THROW(first.release(0, {}));
 }
 
 TEST(OwnerWaitRelease, OnEpochsOfMovedOrMovedFromDatasets) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -230,6 +231,68 @@ TEST(HeldViews, AnOlderZeroCopyTokenEpochServesItsPaddedBatchOnceANewerOneExists
   expect_windows(e2.batch(last), last);
   EXPECT_EQ(std::get<1>(padded).valid_rows(), 24U);
   EXPECT_EQ(0, std::memcmp(kept.data(), std::get<0>(padded).data(), kept.size() * 2));
+}
+
+// What a dataset lends its epochs goes with the dataset: destroyed (or assigned over) while an
+// epoch lives, the dataset gives every byte back, and the epoch refuses every use.
+TEST(HeldViews, ADatasetDestroyedUnderItsLiveEpochsGivesBackWhatTheyBorrowed) {
+  const Rows data;
+  const HostSpace space = HostSpace::with_budget(std::size_t{1} << 22);
+  DatasetOptions options = batches_of_64();
+  options.streaming.chunk_batches = 2;
+  auto preloaded = std::make_unique<resident::DeviceDataset<HostSpace, float, std::int32_t>>(
+      space, options, data.features(), data.labels());
+  auto gathering = preloaded->epoch({1, 0, Shuffle::samples});
+  (void)gathering.batch(0);
+  auto streamed = std::make_unique<resident::StreamingDataset<HostSpace, float, std::int32_t>>(
+      space, options, data.features(), data.labels());
+  auto viewing = streamed->epoch({1, 0, Shuffle::batches});
+  (void)viewing.batch(0);
+  EXPECT_GT(space.used_bytes(), 0U);
+  preloaded.reset();
+  streamed.reset();
+  EXPECT_EQ(space.used_bytes(), 0U);
+  EXPECT_THROW((void)gathering.batch(1), resident::Error);
+  EXPECT_THROW((void)viewing.batch(1), resident::Error);
+}
+
+// A wider conversion after an epoch of the planned width ended: the idle ring it does not fit
+// is released for it, so the order of the epochs does not decide whether it fits.
+TEST(HeldViews, AWiderEpochAfterANarrowerOneEndedFitsWhereItFitsFirst) {
+  const Rows data;
+  DatasetOptions options = batches_of_64();
+  DatasetOptions wide = options;
+  wide.ring_element_bytes = sizeof(double);
+  const resident::Plan planned = resident::plan(HostSpace{}, wide, data.features(), data.labels());
+  resident::DeviceDataset<HostSpace, float, std::int32_t> ds(
+      HostSpace::with_budget(planned.needed_bytes + planned.ring_bytes), options, data.features(),
+      data.labels());
+  { (void)ds.epoch({1, 0, Shuffle::samples}).batch(0); }
+  auto wider = ds.epoch({1, 1, Shuffle::samples}, resident::convert<0>(ToDouble{}));
+  const auto [x, y] = wider.batch(0);
+  EXPECT_EQ(x.data()[0], static_cast<double>(y.data()[0]));
+  EXPECT_LE(ds.ring_bytes(), planned.ring_bytes);  // the wider ring alone
+}
+
+// `batch_indices()` of a zero-copy epoch borrows its ring at its first call: where a live
+// gathering epoch holds the only one the space has room for, that call is refused, and the
+// epoch's zero-copy batches go on.
+TEST(HeldViews, BatchIndicesOfAZeroCopyEpochAreRefusedAtTheirFirstCallWhereNoRingFits) {
+  const Rows data;
+  DatasetOptions options = batches_of_64();
+  const resident::Plan planned =
+      resident::plan(HostSpace{}, options, data.features(), data.labels());
+  resident::DeviceDataset<HostSpace, float, std::int32_t> ds(
+      HostSpace::with_budget(planned.needed_bytes + planned.ring_bytes), options, data.features(),
+      data.labels());
+  auto training = ds.epoch({1, 0, Shuffle::samples});
+  (void)training.batch(0);
+  auto evaluation = ds.epoch({1, 0, Shuffle::none});
+  (void)evaluation.batch(0);
+  EXPECT_THROW((void)evaluation.batch_indices(0), CapacityError);
+  const auto [x, y] = evaluation.batch(1);
+  EXPECT_EQ(y.data()[0], 64);
+  (void)training.batch(1);
 }
 
 }  // namespace

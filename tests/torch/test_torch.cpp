@@ -537,18 +537,21 @@ TYPED_TEST(ToTensor, RefusesWhatItCannotShare) {
   auto epoch = other.epoch({0, 0, Shuffle::samples});
   const auto gathered = std::get<3>(epoch.batch(0));
   says([&] { return resident::to_tensor(ds, gathered); }, "another dataset's");
-  // A gathered view of an epoch whose ring a wider epoch has replaced since.
+  // A gathered view of an epoch that ended, whose ring the dataset released when a wider epoch
+  // needed wider slots; a live epoch's gathered view is shared.
   DatasetOptions narrow;
   narrow.batch_size = 8;
   narrow.ring_element_bytes = 1;
   const std::vector<std::uint8_t> bytes = values<std::uint8_t>(kRows * 64);
   DeviceDataset pixels(this->space_, narrow,
                        HostTensor<const std::uint8_t>(bytes.data(), {kRows, 64}));
-  auto first = pixels.epoch({0, 0, Shuffle::samples});
-  const auto retired = std::get<0>(first.batch(0));
+  const auto released = std::get<0>(pixels.epoch({0, 0, Shuffle::samples}).batch(0));
   auto wider = pixels.epoch({0, 1, Shuffle::samples}, resident::convert<0>(TestFixture::halve()));
   (void)wider.batch(0);
-  says([&] { return resident::to_tensor(pixels, retired); }, "whose ring a wider epoch has");
+  says([&] { return resident::to_tensor(pixels, released); }, "whose ring the dataset has");
+  auto live = pixels.epoch({0, 2, Shuffle::samples});
+  const auto kept = std::get<0>(live.batch(0));
+  EXPECT_EQ(resident::to_tensor(pixels, kept).numel(), static_cast<std::int64_t>(kept.size()));
   auto moved = std::move(ds);
   const auto field = moved.template field<3>();
   // NOLINTNEXTLINE(bugprone-use-after-move): the refusal of a moved-from dataset

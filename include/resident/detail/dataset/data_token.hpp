@@ -29,6 +29,13 @@ class DataLease {
   }
   ~DataLease() = default;
 
+  /// @brief What expires when the lease stops being valid (but for the lease object's own move):
+  /// for what the epoch borrows from the dataset (see `LendingPool`).
+  [[nodiscard]] std::weak_ptr<const void> watch() const noexcept {
+    if (state_ != State::held) return {};
+    return token_;
+  }
+
   /// @brief Whether the dataset is still the one the lease was made from.
   [[nodiscard]] bool valid() const noexcept { return state_ == State::held && !token_.expired(); }
 

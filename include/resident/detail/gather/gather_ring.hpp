@@ -8,6 +8,7 @@
 // until it ends (see `LendingPool`). A ring's memory is shared: what keeps a gathered batch (a
 // tensor over it: `owner()`) keeps the allocation it lies in after the ring is released.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -95,25 +96,32 @@ class GatherRings {
  public:
   using Loan = typename LendingPool<GatherRing<Space>>::Loan;
 
-  /// @brief Lends a ring of at least `bytes` in `slots` slots: an idle one, or one allocated
-  /// after a capacity check with the reserve of `core`'s config. A refusal names the ring, what
-  /// the dataset holds already (`held`, `held_bytes`: "the dataset itself" uploaded, "the chunk
-  /// slots", "the token stream"), the rings its live epochs hold, and what to do; it leaves the
-  /// rings as they were.
+  /// @brief Lends `borrower` (see `LendingPool::lend`) a ring of at least `bytes` in `slots`
+  /// slots: an idle one, or one allocated after a capacity check with the reserve of `core`'s
+  /// config, counting the idle rings too narrow for it as free (they are released first). A
+  /// refusal names the ring, what the dataset holds already (`held`, `held_bytes`: "the dataset
+  /// itself" uploaded, "the chunk slots", "the token stream"), the rings its live epochs hold,
+  /// and what to do; it leaves the rings as they were.
   /// @throws CapacityError when the ring does not fit; what the fences' events throw.
   template <class Core>
-  [[nodiscard]] Loan lend(const Core& core, std::size_t bytes, std::size_t slots,
-                          std::size_t held_bytes, const char* held) {
+  [[nodiscard]] Loan lend(std::weak_ptr<const void> borrower, const Core& core, std::size_t bytes,
+                          std::size_t slots, std::size_t held_bytes, const char* held) {
     return pool_.lend(
-        [&](const GatherRing<Space>& ring) { return ring.bytes() >= bytes && ring.slots() >= slots; },
-        [&](std::size_t lent, std::size_t rings) {
-          const CapacityVerdict verdict =
-              check_capacity(core.space(), core.config().reserve_bytes, bytes);
-          if (!verdict.fits)
-            throw verdict.refusal(advice(core.config(), lent, rings, held_bytes, held),
-                                  "the gather ring");
-          return std::make_shared<GatherRing<Space>>(core, bytes, slots);
-        });
+        std::move(borrower),
+        [&](const GatherRing<Space>& ring) {
+          return ring.bytes() >= bytes && ring.slots() >= slots;
+        },
+        [&](std::size_t lent, std::size_t rings, std::size_t idle) {
+          const CapacityVerdict verdict = check_capacity(core.space(), core.config().reserve_bytes,
+                                                         bytes - std::min(bytes, idle));
+          if (verdict.fits) return;
+          CapacityVerdict shown = verdict;
+          shown.needed_bytes = bytes;
+          shown.free_bytes += idle;
+          throw shown.refusal(advice(core.config(), lent, rings, held_bytes, held),
+                              "the gather ring");
+        },
+        [&] { return std::make_shared<GatherRing<Space>>(core, bytes, slots); });
   }
 
   /// @brief Allocates a ring of `bytes` in `slots` slots now, idle until an epoch borrows it:
@@ -144,7 +152,7 @@ class GatherRings {
  private:
   static std::string advice(const DatasetConfig& config, std::size_t lent, std::size_t rings,
                             std::size_t held_bytes, const char* held) {
-    std::string advice = std::string(held) + " (" + format_bytes(held_bytes) + ") is held";
+    std::string advice = std::string(held) + " (" + format_bytes(held_bytes) + ") held already";
     if (lent != 0)
       advice += ", and " + std::to_string(lent) + " live epoch" + (lent == 1 ? "" : "s") +
                 " of this dataset hold" + (lent == 1 ? "s" : "") + " a gather ring each (" +
@@ -152,8 +160,7 @@ class GatherRings {
                 " in all): a view stays valid while its epoch lives, so a newer epoch never "
                 "gathers into an older one's ring; end the older epochs first (destroy them, or "
                 "let them go out of scope), or";
-    return advice +
-           (lent != 0 ? " " : "; ") +
+    return advice + (lent != 0 ? " " : "; ") +
            "a gathering epoch (Shuffle::samples, a conversion, an augmentation, a padded token "
            "batch or batch_indices()) needs this ring of " +
            std::to_string(config.ring_depth) +

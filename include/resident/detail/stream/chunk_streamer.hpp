@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
@@ -26,7 +27,6 @@
 #include "resident/detail/format_bytes.hpp"
 #include "resident/detail/io/host_staging.hpp"
 #include "resident/detail/lending_pool.hpp"
-#include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/resources.hpp"
 #include "resident/detail/stream/chunk_loader.hpp"
 #include "resident/detail/stream/chunk_pipeline.hpp"
@@ -205,7 +205,7 @@ class ChunkStreamer {
     throw Error("resident: " + std::string(call) + "(" + std::to_string(k) +
                 ", stream) on a streaming epoch found batch " + std::to_string(k) +
                 "'s chunk not held by the reader (" +
-                (!ours ? std::string("the pass running is another epoch's, or none")
+                (!ours ? std::string("no batch of this epoch was asked for yet")
                  : held_ == no_position || held_ < position
                      ? std::string("the batch was not asked for yet")
                      : "the reader moved on to a later chunk") +
@@ -275,8 +275,8 @@ class ChunkStreamer {
 template <class Space, std::size_t Fields>
 struct StreamPass {
   PassOrder order;
+  std::weak_ptr<const void> borrower;  ///< Whose pass it is (see `LendingPool::lend`).
   typename LendingPool<ChunkStreamer<Space, Fields>>::Loan streamer;
-  bool pending = false;  ///< A streamer is due at the first batch.
 };
 
 /// @brief What a streaming dataset holds for its passes: the streamers it lends them, one per
@@ -296,10 +296,9 @@ class ChunkStreamers {
                  std::shared_ptr<const void> reader_owner, const DatasetLayout<Fields>& layout,
                  const StreamLayout<Fields>& stream, std::array<RowSource, Fields> sources,
                  bool whole_epoch, unsigned threads)
-      : recipe_(std::make_unique<Recipe>(Recipe{space, reader, std::move(reader_owner), layout,
-                                                stream, std::move(sources), whole_epoch,
-                                                whole_epoch && !space_traits<Space>::gathers_with_kernels,
-                                                threads})) {
+      : recipe_(std::make_unique<Recipe>(Recipe{
+            space, reader, std::move(reader_owner), layout, stream, std::move(sources), whole_epoch,
+            whole_epoch && !space_traits<Space>::gathers_with_kernels, threads})) {
     pool_.add(make_streamer());
   }
 
@@ -335,23 +334,22 @@ class ChunkStreamers {
     return recipe_ && recipe_->whole_epoch && !recipe_->direct;
   }
 
-  /// @brief A new pass in the order `options` gives, with a streamer lent to it unless it
-  /// gathers every batch from the rows in host memory (`gathers` on a direct stream). `defer`:
-  /// where every streamer is lent and the space has no room for another, leave it for the first
-  /// batch (see `streamer`) rather than refuse.
+  /// @brief A new pass of `borrower` (see `LendingPool::lend`) in the order `options` gives,
+  /// with a streamer lent to it unless it gathers every batch from the rows in host memory
+  /// (`gathers` on a direct stream). `defer`: where every streamer is lent and the space has no
+  /// room for another, leave it for the first batch (see `streamer`) rather than refuse.
   /// @throws CapacityError when no streamer can be had (see `lend`); std::bad_alloc.
-  [[nodiscard]] Pass make_pass(const EpochOptions& options, bool gathers, std::size_t reserve,
-                               bool defer) {
-    Pass pass{make_pass_order(++last_order_id_, options, recipe_->layout.geometry,
-                              recipe_->stream, recipe_->whole_epoch),
-              {},
-              false};
+  [[nodiscard]] Pass make_pass(std::weak_ptr<const void> borrower, const EpochOptions& options,
+                               bool gathers, std::size_t reserve, bool defer) {
+    Pass pass{make_pass_order(++last_order_id_, options, recipe_->layout.geometry, recipe_->stream,
+                              recipe_->whole_epoch),
+              std::move(borrower),
+              {}};
     if (gathers && recipe_->direct) return pass;
     try {
-      pass.streamer = lend(reserve);
+      pass.streamer = lend(pass.borrower, reserve);
     } catch (const CapacityError&) {
       if (!defer || pool_.lent() == 0) throw;
-      pass.pending = true;
     }
     return pass;
   }
@@ -359,10 +357,7 @@ class ChunkStreamers {
   /// @brief The streamer of `pass`: lent now to a pass that was left waiting for one.
   /// @throws CapacityError when every streamer is still lent and the space has no room for another.
   [[nodiscard]] Streamer& streamer(Pass& pass, std::size_t reserve) {
-    if (!pass.streamer) {
-      pass.streamer = lend(reserve);
-      pass.pending = false;
-    }
+    if (!pass.streamer) pass.streamer = lend(pass.borrower, reserve);
     return *pass.streamer;
   }
 
@@ -422,24 +417,25 @@ class ChunkStreamers {
 
   // An idle streamer, or a new one when the space has room for its chunk slots beside the
   // reserve; a refusal says which live passes hold the others.
-  [[nodiscard]] typename LendingPool<Streamer>::Loan lend(std::size_t reserve) {
-    return pool_.lend([](const Streamer& /*streamer*/) { return true; },
-                      [&](std::size_t lent, std::size_t held) {
-                        const std::size_t bytes = recipe_->stream.total_bytes;
-                        const CapacityVerdict verdict =
-                            check_capacity(recipe_->space, reserve, bytes);
-                        if (!verdict.fits)
-                          throw verdict.refusal(
-                              std::to_string(lent) + " live epoch" + (lent == 1 ? "" : "s") +
-                                  " of this streaming dataset hold" + (lent == 1 ? "s" : "") +
-                                  " its chunk slots (" + format_bytes(held) +
-                                  "): a view of a chunk slot stays valid while its epoch lives, "
-                                  "so a newer epoch never loads into an older one's slots; end "
-                                  "the older epochs first (destroy them, or let them go out of "
-                                  "scope), read the batches from one epoch, or free memory",
-                              "another set of chunk slots");
-                        return make_streamer();
-                      });
+  [[nodiscard]] typename LendingPool<Streamer>::Loan lend(std::weak_ptr<const void> borrower,
+                                                          std::size_t reserve) {
+    const std::size_t bytes = recipe_->stream.total_bytes;
+    return pool_.lend(
+        std::move(borrower), [](const Streamer& /*streamer*/) { return true; },
+        [&](std::size_t lent, std::size_t held, std::size_t /*idle: none, every one fits*/) {
+          const CapacityVerdict verdict = check_capacity(recipe_->space, reserve, bytes);
+          if (verdict.fits) return;
+          throw verdict.refusal(
+              std::to_string(lent) + " live epoch" + (lent == 1 ? "" : "s") +
+                  " of this streaming dataset (batch(i)'s unshuffled pass counts as one) hold" +
+                  (lent == 1 ? "s" : "") + " a set of its chunk slots each (" + format_bytes(held) +
+                  " in all): a view of a chunk slot stays valid while its epoch lives, so a "
+                  "newer epoch never loads into an older one's slots; end the older epochs "
+                  "first (destroy them, or let them go out of scope), read the batches from one "
+                  "epoch, or free memory",
+              "another set of chunk slots");
+        },
+        [&] { return make_streamer(); });
   }
 
   std::unique_ptr<Recipe> recipe_;
