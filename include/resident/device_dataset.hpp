@@ -151,7 +151,7 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   // a gathered batch's rows are, and the rows' shapes.
   using impl_pass_type = detail::EpochOrder;
   static constexpr const char* impl_holding = "the dataset itself";
-  [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> /*borrower*/,
+  [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
                                               const EpochOptions& options, bool /*gathers*/) const {
     return {core_.geometry(), options};
   }

@@ -162,7 +162,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
   using impl_pass_type = detail::EpochOrder;
   static constexpr const char* impl_holding = "the token stream";
-  [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> /*borrower*/,
+  [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
                                               const EpochOptions& options, bool /*gathers*/) const {
     return {core_.geometry(), options};
   }

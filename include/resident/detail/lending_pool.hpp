@@ -122,7 +122,7 @@ class LendingPool {
   /// the making are one step for borrowers on several threads.
   /// @throws what `check` and `make` throw; Error for a pool moved from.
   template <class Fits, class Check, class Make>
-  [[nodiscard]] Loan lend(std::weak_ptr<const void> borrower, Fits&& fits, Check&& check,
+  [[nodiscard]] Loan lend(const std::weak_ptr<const void>& borrower, Fits&& fits, Check&& check,
                           Make&& make) {
     if (!state_) throw Error("resident: a moved-from dataset lends no memory to an epoch");
     std::vector<std::shared_ptr<Piece>> dropped;  // released after the lock (declared before it)
@@ -182,9 +182,9 @@ class LendingPool {
   }
 
  private:
-  Loan lend_entry(Entry& entry, std::weak_ptr<const void> borrower) {
+  Loan lend_entry(Entry& entry, const std::weak_ptr<const void>& borrower) {
     entry.loan = ++state_->last_loan;
-    entry.borrower = std::move(borrower);
+    entry.borrower = borrower;
     return Loan(state_, entry.piece.get(), entry.loan);
   }
 

@@ -104,10 +104,11 @@ class GatherRings {
   /// and what to do; it leaves the rings as they were.
   /// @throws CapacityError when the ring does not fit; what the fences' events throw.
   template <class Core>
-  [[nodiscard]] Loan lend(std::weak_ptr<const void> borrower, const Core& core, std::size_t bytes,
-                          std::size_t slots, std::size_t held_bytes, const char* held) {
+  [[nodiscard]] Loan lend(const std::weak_ptr<const void>& borrower, const Core& core,
+                          std::size_t bytes, std::size_t slots, std::size_t held_bytes,
+                          const char* held) {
     return pool_.lend(
-        std::move(borrower),
+        borrower,
         [&](const GatherRing<Space>& ring) {
           return ring.bytes() >= bytes && ring.slots() >= slots;
         },

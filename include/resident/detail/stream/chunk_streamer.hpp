@@ -417,11 +417,11 @@ class ChunkStreamers {
 
   // An idle streamer, or a new one when the space has room for its chunk slots beside the
   // reserve; a refusal says which live passes hold the others.
-  [[nodiscard]] typename LendingPool<Streamer>::Loan lend(std::weak_ptr<const void> borrower,
+  [[nodiscard]] typename LendingPool<Streamer>::Loan lend(const std::weak_ptr<const void>& borrower,
                                                           std::size_t reserve) {
     const std::size_t bytes = recipe_->stream.total_bytes;
     return pool_.lend(
-        std::move(borrower), [](const Streamer& /*streamer*/) { return true; },
+        borrower, [](const Streamer& /*streamer*/) { return true; },
         [&](std::size_t lent, std::size_t held, std::size_t /*idle: none, every one fits*/) {
           const CapacityVerdict verdict = check_capacity(recipe_->space, reserve, bytes);
           if (verdict.fits) return;
