@@ -316,7 +316,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     streamers_ = detail::ChunkStreamers<Space, num_fields>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
         whole_epoch, detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
-    rings_.reserve(core, ring, options.ring_depth);
+    rings_.reserve(core, ring);
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
     core_ = std::move(core);

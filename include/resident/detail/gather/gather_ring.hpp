@@ -49,15 +49,12 @@ class GatherRing {
  public:
   using fences_type = typename space_traits<Space>::ring_fences;
 
-  /// @brief Allocates `bytes` of `slots` slots in the space of `core`, ordered on its stream.
-  /// @throws CapacityError when the allocation is refused; what the fences' events throw.
+  /// @brief Allocates `bytes` in the space of `core`, ordered on its stream.
+  /// @throws CapacityError when the allocation is refused.
   template <class Core>
-  GatherRing(const Core& core, std::size_t bytes, std::size_t slots)
+  GatherRing(const Core& core, std::size_t bytes)
       : memory_(std::make_shared<Allocation<Space>>(core.space(), bytes, core.stream(),
-                                                    core.stream_keep_alive())),
-        slots_(slots) {
-    fences_.ensure(core.space(), slots);
-  }
+                                                    core.stream_keep_alive())) {}
   GatherRing(const GatherRing&) = delete;
   GatherRing& operator=(const GatherRing&) = delete;
   GatherRing(GatherRing&&) = delete;
@@ -73,17 +70,19 @@ class GatherRing {
 
   [[nodiscard]] std::byte* data() const noexcept { return memory_->data(); }
   [[nodiscard]] std::size_t bytes() const noexcept { return memory_->bytes(); }
-  [[nodiscard]] std::size_t slots() const noexcept { return slots_; }
   /// @brief A share of the ring's allocation, pointing at its first byte: it stays allocated
   /// while the share lives.
   [[nodiscard]] std::shared_ptr<const void> owner() const noexcept {
     return std::shared_ptr<const void>(memory_, memory_->data());
   }
   [[nodiscard]] const fences_type& fences() const noexcept { return fences_; }
+  /// @brief Fences for `slots` slots, made by the epoch the ring is lent to (its depth, which
+  /// only its layout knows: at most the batches there are).
+  /// @throws what the fences' events throw.
+  void ensure(const Space& space, std::size_t slots) { fences_.ensure(space, slots); }
 
  private:
   std::shared_ptr<Allocation<Space>> memory_;
-  std::size_t slots_;
   fences_type fences_;
 };
 
@@ -107,11 +106,8 @@ class GatherRings {
   [[nodiscard]] Loan lend(const std::weak_ptr<const void>& borrower, const Core& core,
                           std::size_t bytes, std::size_t slots, std::size_t held_bytes,
                           const char* held) {
-    return pool_.lend(
-        borrower,
-        [&](const GatherRing<Space>& ring) {
-          return ring.bytes() >= bytes && ring.slots() >= slots;
-        },
+    Loan loan = pool_.lend(
+        borrower, [&](const GatherRing<Space>& ring) { return ring.bytes() >= bytes; },
         [&](std::size_t lent, std::size_t rings, std::size_t idle) {
           const CapacityVerdict verdict = check_capacity(core.space(), core.config().reserve_bytes,
                                                          bytes - std::min(bytes, idle));
@@ -122,16 +118,18 @@ class GatherRings {
           throw shown.refusal(advice(core.config(), lent, rings, held_bytes, held),
                               "the gather ring");
         },
-        [&] { return std::make_shared<GatherRing<Space>>(core, bytes, slots); });
+        [&] { return std::make_shared<GatherRing<Space>>(core, bytes); });
+    loan->ensure(core.space(), slots);  // lent to this borrower alone: no other thread uses it
+    return loan;
   }
 
-  /// @brief Allocates a ring of `bytes` in `slots` slots now, idle until an epoch borrows it:
+  /// @brief Allocates a ring of `bytes` now, idle until an epoch borrows it:
   /// what a dataset that planned its ring when it was made holds, so that nothing else in the
   /// space can take those bytes before its first gathering epoch.
   /// @throws CapacityError when the allocation is refused.
   template <class Core>
-  void reserve(const Core& core, std::size_t bytes, std::size_t slots) {
-    pool_.add(std::make_shared<GatherRing<Space>>(core, bytes, slots));
+  void reserve(const Core& core, std::size_t bytes) {
+    pool_.add(std::make_shared<GatherRing<Space>>(core, bytes));
   }
 
   /// @brief Bytes of every ring held: lent to live epochs, or idle for the next.
