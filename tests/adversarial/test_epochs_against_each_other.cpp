@@ -360,8 +360,9 @@ TYPED_TEST(EpochsAgainstEachOther, HeldViewsKeepTheirValuesOrTheSecondEpochIsRef
   EXPECT_GT(tally.refused, 0U);
 }
 
-// Threaded: epochs of one dataset iterated on threads of their own at once, each serving what
-// it serves alone. Epochs of a preloaded dataset and a token stream are made on their threads;
+// Threaded: epochs of one dataset iterated on threads of their own at once (their first
+// 2 x `reads` batches: past the rings and the chunk slots twice over), each serving what it
+// serves alone. Epochs of a preloaded dataset and a token stream are made on their threads;
 // a streaming dataset's on the dataset's thread (its members are used from one thread), then
 // handed over.
 TYPED_TEST(EpochsAgainstEachOther, EpochsOnThreadsOfTheirOwnServeWhatEachServesAlone) {
@@ -379,7 +380,7 @@ TYPED_TEST(EpochsAgainstEachOther, EpochsOnThreadsOfTheirOwnServeWhatEachServesA
         with_dataset<Space>(kind, data, roomy_bytes(kind), [&](auto& ds) {
           std::vector<std::vector<BatchBytes>> expected(threads);
           for (std::size_t t = 0; t < threads; ++t)
-            expected[t] = alone(*make_epoch(ds, {5, t, shuffle}, width), ds.num_batches());
+            expected[t] = alone(*make_epoch(ds, {5, t, shuffle}, width), 2 * reads);
           const bool made_here = kind != Kind::preloaded && kind != Kind::tokens;
           std::vector<std::unique_ptr<AnyEpoch>> epochs(threads);
           if (made_here)
