@@ -280,12 +280,12 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
         pass, Field, gathered.order);
   }
   void impl_wait_view(impl_pass_type& pass, std::size_t k, typename Space::stream_type consumer) {
-    auto& streamer = streamer_of(pass);
+    const auto& streamer = streamer_of(pass);
     streamer.wait(streamer.held_slot(pass.order, k, "wait"), consumer);
   }
   void impl_release_view(impl_pass_type& pass, std::size_t k,
                          typename Space::stream_type consumer) {
-    auto& streamer = streamer_of(pass);
+    const auto& streamer = streamer_of(pass);
     (void)streamer.held_slot(pass.order, k, "release");
     streamer.reader_waits_for(consumer);
   }

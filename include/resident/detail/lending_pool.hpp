@@ -128,19 +128,19 @@ class LendingPool {
     std::vector<std::shared_ptr<Piece>> dropped;  // released after the lock (declared before it)
     const std::lock_guard<std::mutex> lock(state_->mutex);
     auto& entries = state_->entries;
-    std::size_t lent = 0;
+    std::size_t lent_now = 0;
     std::size_t held = 0;
     std::size_t idle = 0;
     for (Entry& entry : entries) {
       held += entry.piece->bytes();
       if (entry.lent()) {
-        ++lent;
+        ++lent_now;
         continue;
       }
       if (fits(static_cast<const Piece&>(*entry.piece))) return lend_entry(entry, borrower);
       idle += entry.piece->bytes();
     }
-    check(lent, held, idle);
+    check(lent_now, held, idle);
     for (Entry& entry : entries)
       if (!entry.lent()) dropped.push_back(std::move(entry.piece));
     entries.erase(std::remove_if(entries.begin(), entries.end(),

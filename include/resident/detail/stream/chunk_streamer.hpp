@@ -419,11 +419,11 @@ class ChunkStreamers {
   // reserve; a refusal says which live passes hold the others.
   [[nodiscard]] typename LendingPool<Streamer>::Loan lend(const std::weak_ptr<const void>& borrower,
                                                           std::size_t reserve) {
-    const std::size_t bytes = recipe_->stream.total_bytes;
+    const std::size_t set_bytes = recipe_->stream.total_bytes;
     return pool_.lend(
         borrower, [](const Streamer& /*streamer*/) { return true; },
         [&](std::size_t lent, std::size_t held, std::size_t /*idle: none, every one fits*/) {
-          const CapacityVerdict verdict = check_capacity(recipe_->space, reserve, bytes);
+          const CapacityVerdict verdict = check_capacity(recipe_->space, reserve, set_bytes);
           if (verdict.fits) return;
           throw verdict.refusal(
               std::to_string(lent) + " live epoch" + (lent == 1 ? "" : "s") +
