@@ -53,7 +53,7 @@ int train(const Space& space, const char* where) {
 }
 
 int main() {
-#if RESIDENT_KERNELS  // nvcc compiled this: the device's gathers can launch kernels
+#if defined(__CUDACC__)  // nvcc compiled this unit, and with it its epochs' kernels
   if (resident::CudaSpace::device_count() > 0) return train(resident::CudaSpace{0}, "cuda:0");
   std::cout << "no CUDA device here: ";
 #else

@@ -129,7 +129,7 @@ int train(const Space& space, const torch::Device& device,
 int train_on_device(const Arguments& args, const resident::HostTensor<const std::uint8_t>& x,
                     const resident::HostTensor<const std::int32_t>& y) {
   if (args.device == "host") return train(resident::HostSpace{}, torch::kCPU, x, y, args);
-#if RESIDENT_HAS_CUDA && RESIDENT_KERNELS
+#if RESIDENT_HAS_CUDA && defined(__CUDACC__)
   if (!torch::cuda::is_available()) {
     std::fprintf(stderr,
                  "train_libtorch: --device cuda, but libtorch sees no CUDA device (a libtorch "

@@ -51,8 +51,8 @@ done
 
 # The executables the phases run; --build-only fails naming any the build lacks.
 bundled=(tests/resident_tests tests/resident_cuda_tests tests/resident_device_loss
-  tests/resident_adversarial tests/resident_detail_tests tests/resident_detail_adversarial
-  tests/resident_cuda_versions tests/resident_sanitizer_canary
+  tests/resident_mixed_units tests/resident_adversarial tests/resident_detail_tests
+  tests/resident_detail_adversarial tests/resident_cuda_versions tests/resident_sanitizer_canary
   tests/libresident_dlpack_exporter.so examples/quickstart examples/train_mlp
   examples/train_tokens)
 mapfile -t benchmarks < <(scripts/bench.sh --list)
@@ -275,6 +275,9 @@ phase_tests() {
   step tests-resident limit 120 "$build/tests/resident_tests"
   step tests-cuda limit 45 "$build/tests/resident_cuda_tests"
   step tests-device-loss limit 45 "$build/tests/resident_device_loss"
+  # A program of an nvcc unit and a g++ unit sharing one dataset and one epoch type: the g++
+  # unit's epochs gather with the kernels the nvcc unit compiled.
+  step tests-mixed-units limit 30 "$build/tests/resident_mixed_units"
   # The misuse suite: a hang must fail, not stall the phase.
   step tests-adversarial limit 60 "$build/tests/resident_adversarial"
   # The internals' unit tests, and those at their edges (a hang must fail there too).

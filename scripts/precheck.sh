@@ -2,8 +2,9 @@
 # SPDX-FileCopyrightText: 2026 The resident authors
 # SPDX-License-Identifier: Apache-2.0
 # The fast half of CI, in about a minute rather than CI's 25: formatting (tracked and untracked
-# files), no include cycle among the headers, the documentation checks, cppcheck over the
-# headers, and a compile (warnings as errors) of what changed since BASE:
+# files), no include cycle among the headers and no file format outside the loaders, the
+# documentation checks, cppcheck over the headers, and a compile (warnings as errors) of what
+# changed since BASE:
 #   - every public header alone, in a host build, and the changed public headers (and those
 #     that include a changed internal header) alone in a CUDA build too, where nvcc exists;
 #   - each changed unit of tests/, examples/ and benchmarks/, the test of each changed public
@@ -33,6 +34,7 @@ mapfile -t sources < <({
 clang-format --dry-run --Werror "${sources[@]}"
 echo "precheck: clang-format clean (${#sources[@]} files)"
 scripts/include-cycles.py
+scripts/include-rules.py
 scripts/docs.sh
 scripts/static-analysis.sh cppcheck
 

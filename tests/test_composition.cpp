@@ -185,7 +185,7 @@ void expect_right_rows(const Record& epoch, std::size_t served) {
 
 template <class Space>
 using Composition = resident::testing::OverGatheringSpaces<Space>;
-TYPED_TEST_SUITE(Composition, resident::testing::SpaceTypes, resident::testing::SpaceName);
+TYPED_TEST_SUITE(Composition, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
 
 // The matrix: source x budget x shuffle x transform x remainder x rank of 1 and 2 ranks. Each
 // cell is made (preloaded or streamed, as the budget decides) and serves, epoch after epoch,

@@ -38,7 +38,8 @@ static_assert(resident::is_memory_space_v<CudaHostPinnedSpace>);
 static_assert(resident::is_device_accessible_v<CudaHostPinnedSpace>);
 static_assert(std::is_same_v<CudaHostPinnedSpace::stream_type, cudaStream_t>,
               "kernels read its batches on CUDA streams");
-static_assert(!Traits::gathers_with_kernels, "the host's copy threads gather host memory");
+static_assert(std::is_same_v<Traits::gather_engine, resident::detail::HostGather>,
+              "the host's copy threads gather host memory");
 static_assert(Traits::host_writable, "files are read straight into it");
 static_assert(Traits::dlpack_device_type == 3, "kDLCUDAHost");
 static_assert(Traits::takes_caller_stream, "DatasetOptions::stream names the readers' stream");

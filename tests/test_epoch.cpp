@@ -31,7 +31,7 @@ using resident::testing::row_ids;
 
 template <class Space>
 using TypedEpoch = resident::testing::OverSpaces<Space>;
-TYPED_TEST_SUITE(TypedEpoch, resident::testing::SpaceTypes, resident::testing::SpaceName);
+TYPED_TEST_SUITE(TypedEpoch, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
 
 // Zero-copy epochs need no kernel, so g++ runs them on every space.
 TYPED_TEST(TypedEpoch, ZeroCopyEpochsServeEveryRowOnce) {
@@ -50,6 +50,21 @@ TYPED_TEST(TypedEpoch, ZeroCopyEpochsAreViewsIntoTheDataset) {
     EXPECT_EQ(view.data(), std::get<0>(ds.batch(order(k))).data());
   }
   EXPECT_EQ(ds.ring_bytes(), 0u);  // nothing gathered, no ring
+}
+
+// Gathering epochs on every space whose gathers this program has, the space's own engine doing
+// the work: a space that brings one (BlockGatherSpace) sees its engine called, and no other.
+TYPED_TEST(TypedEpoch, GatheringEpochsServeEveryRowOnceThroughTheSpacesEngine) {
+  if (!resident::testing::gathers_here<TypeParam>)
+    GTEST_SKIP() << "skipped: needs nvcc: the device gather needs a translation unit compiled by "
+                    "nvcc";
+  const std::size_t before = resident::testing::BlockGather::gathers();
+  resident::testing::check_every_row_once(this->space_, {Shuffle::samples});
+  const std::size_t engine_gathers = resident::testing::BlockGather::gathers() - before;
+  if (std::is_same_v<TypeParam, resident::testing::BlockGatherSpace>)
+    EXPECT_GT(engine_gathers, 0u) << "the space's own engine gathered";
+  else
+    EXPECT_EQ(engine_gathers, 0u) << "another space's engine gathered";
 }
 
 TEST(Epoch, HostEpochsServeEveryRowOnceUnderEveryShuffle) {
@@ -231,36 +246,53 @@ TEST(GatherRing, ARingThatDoesNotFitIsRefusedAsTheRingWithBothFigures) {
             data.label_sum());
 }
 
-#if RESIDENT_HAS_CUDA
-// An epoch without kernels (what a g++ translation unit makes) that would gather on the device
-// is refused when it is made, saying to use nvcc; its zero-copy epochs work, and asking one of
-// them for row ids (a kernel too) is refused at that call.
-TEST(Epoch, DeviceGatherWithoutKernelsIsRefusedWhenMadeSayingToUseNvcc) {
-  resident::testing::skip_unless_usable<resident::CudaSpace>();
-  if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
+/// Host memory that kernels can read, as far as the library knows: its gathers are the
+/// kernels' (`default_space_traits` chooses `KernelGather` for a device-accessible space), which
+/// a program has only where a unit compiled by nvcc (or the simulated runtime's harness) made
+/// them.
+class KernelReadHostSpace : public resident::HostSpace {
+ public:
+  using memory_space = KernelReadHostSpace;
+  static constexpr bool device_accessible = true;
+};
+static_assert(std::is_same_v<resident::space_traits<KernelReadHostSpace>::gather_engine,
+                             resident::detail::KernelGather>);
+
+// In a program without the kernels, an epoch that would gather with them is refused when it is
+// made, saying to use nvcc; its zero-copy epochs work, and asking one of them for row ids (a
+// kernel too) is refused at that call. In a program with them, the same calls serve the rows.
+TEST(Epoch, KernelGathersAreRefusedWhenMadeInAProgramWithoutTheirKernels) {
   const auto ids = row_ids(10);
-  DeviceDataset<resident::CudaSpace, std::int64_t> ds(
-      resident::CudaSpace{0}, epoch_options(5, Remainder::drop),
+  DeviceDataset<KernelReadHostSpace, std::int64_t> ds(
+      KernelReadHostSpace{}, epoch_options(5, Remainder::drop),
       HostTensor<const std::int64_t>(ids.data(), {10}));
   const auto says_nvcc = [](const resident::InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("nvcc"), std::string::npos) << error.what();
   };
+  auto in_order = ds.epoch({0, 0, Shuffle::batches});
+  EXPECT_FALSE(in_order.gathers());
+  EXPECT_EQ(std::get<0>(in_order.batch(1)).size(), 5u);
+  if (resident::testing::kernels_compiled) {
+    std::int64_t sum = 0;
+    for (const auto& [batch] : ds.epoch({0, 0, Shuffle::samples}))
+      for (const std::int64_t id : batch) sum += id;
+    EXPECT_EQ(sum, 45) << "every row once";
+    const auto indices = in_order.batch_indices(1);
+    EXPECT_EQ(indices.data()[0], std::get<0>(in_order.batch(1)).data()[0]) << "ids are row ids";
+    return;
+  }
   try {
-    (void)ds.epoch<false>({0, 0, Shuffle::samples});
-    FAIL() << "an epoch without kernels was made to gather on the device";
+    (void)ds.epoch({0, 0, Shuffle::samples});
+    FAIL() << "an epoch without kernels was made to gather with them";
   } catch (const resident::InvalidArgument& error) {
     says_nvcc(error);
   }
-  auto in_order = ds.epoch<false>({0, 0, Shuffle::batches});
-  EXPECT_FALSE(in_order.gathers());
-  EXPECT_EQ(std::get<0>(in_order.batch(1)).size(), 5u);
   try {
     (void)in_order.batch_indices(1);
-    FAIL() << "an epoch without kernels wrote row ids on the device";
+    FAIL() << "an epoch without kernels wrote row ids with them";
   } catch (const resident::InvalidArgument& error) {
     says_nvcc(error);
   }
 }
-#endif
 
 }  // namespace

@@ -55,7 +55,8 @@ DatasetOptions stream_options(std::size_t batch, Remainder remainder, std::size_
 /// device gathers need nvcc: tests/cuda/test_stream_gather_kernel.cu compiles these cases so).
 template <class Space>
 using TypedStreamingGather = resident::testing::OverGatheringSpaces<Space>;
-TYPED_TEST_SUITE(TypedStreamingGather, resident::testing::SpaceTypes, resident::testing::SpaceName);
+TYPED_TEST_SUITE(TypedStreamingGather, resident::testing::GatherSpaceTypes,
+                 resident::testing::SpaceName);
 
 // The valid row ids of every batch of an epoch of a one-field id dataset.
 template <class Epoch, class Dataset>

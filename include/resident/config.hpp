@@ -5,10 +5,10 @@
 // detection does).
 
 /// @file
-/// @brief The two detection macros of resident, kept apart on purpose: one answers "is nvcc
-/// compiling this translation unit?", the other "is the CUDA runtime available to link?".
-/// A g++ translation unit can use `CudaSpace` (runtime API only) without being able to launch
-/// kernels.
+/// @brief The two detection macros of resident: one marks code that nvcc compiles for both
+/// host and device, the other answers "is the CUDA runtime available to link?". Neither
+/// changes what a class of resident is: a g++ translation unit and an nvcc one see every class
+/// alike (see docs/design.md, "nvcc and g++ in one program").
 
 /// @brief `__host__ __device__` when compiled by a CUDA compiler, empty otherwise.
 #if !defined(RESIDENT_HOST_DEVICE)
@@ -16,20 +16,6 @@
 #define RESIDENT_HOST_DEVICE __host__ __device__
 #else
 #define RESIDENT_HOST_DEVICE
-#endif
-#endif
-
-/// @brief 1 where this translation unit launches resident's gather kernels (the default of
-/// every epoch's `Kernels` parameter): nvcc compiling it. A g++ translation unit's epochs that
-/// would gather on the device are refused when made (`InvalidArgument`), and its zero-copy
-/// epochs work. Its only effect is that default: a g++ and an nvcc unit of one program name
-/// different epoch types, each defined alike in both (see docs/design.md, "nvcc and g++ in one
-/// program").
-#if !defined(RESIDENT_KERNELS)
-#if defined(__CUDACC__)
-#define RESIDENT_KERNELS 1
-#else
-#define RESIDENT_KERNELS 0
 #endif
 #endif
 

@@ -152,7 +152,7 @@ struct space_traits<CudaHostPinnedSpace> : default_space_traits<CudaHostPinnedSp
   using ring_fences = detail::PinnedRingFences;
   /// @brief The host's copy threads gather: the memory is host memory, and a kernel would
   /// read every row over the bus twice.
-  static constexpr bool gathers_with_kernels = false;
+  using gather_engine = detail::HostGather;
   static constexpr bool host_writable = true;   ///< See `default_space_traits`.
   static constexpr int dlpack_device_type = 3;  ///< `kDLCUDAHost`.
 };

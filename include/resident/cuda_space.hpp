@@ -22,6 +22,7 @@
 #include "resident/detail/cuda/resources.hpp"
 #include "resident/detail/cuda/ring_fences.hpp"
 #include "resident/detail/cuda/upload.hpp"
+#include "resident/detail/gather/kernel_gather.hpp"
 #include "resident/error.hpp"
 #include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
@@ -180,7 +181,7 @@ struct space_traits<CudaSpace> : default_space_traits<CudaSpace> {
   using upload_engine = detail::CudaUpload;            ///< See `default_space_traits`.
   using chunk_transport = detail::CudaChunkTransport;  ///< See `default_space_traits`.
   using ring_fences = detail::CudaRingFences;          ///< See `default_space_traits`.
-  static constexpr bool gathers_with_kernels = true;   ///< See `default_space_traits`.
+  using gather_engine = detail::KernelGather;          ///< See `default_space_traits`.
   static constexpr bool takes_caller_stream = true;    ///< See `default_space_traits`.
   static constexpr int dlpack_device_type = 2;         ///< `kDLCUDA`.
   /// @brief The space's device.

@@ -85,11 +85,10 @@ Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& 
 
 /// @brief One epoch of a `Dataset`, whichever way it holds its data: the preloaded epoch or the
 /// streamed one, with the same batches (converted and augmented alike), size and iteration.
-template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
-          class Augment = NoAugmentation>
+template <class Owner, class Conversion = NoConversion, class Augment = NoAugmentation>
 class DatasetEpoch {
-  using Preloaded = Epoch<typename Owner::preloaded_type, Kernels, Conversion, Augment>;
-  using Streamed = StreamingEpoch<typename Owner::streaming_type, Kernels, Conversion, Augment>;
+  using Preloaded = Epoch<typename Owner::preloaded_type, Conversion, Augment>;
+  using Streamed = StreamingEpoch<typename Owner::streaming_type, Conversion, Augment>;
 
  public:
   using batch_type = typename Preloaded::batch_type;     ///< One view per field.
@@ -224,13 +223,13 @@ class BasicDataset
 
   /// @brief One epoch in the order `options` gives, with the transforms named, as
   /// `DeviceDataset::epoch` takes them (see `Epoch` for what each shuffle costs and means).
-  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
+  template <class... Transforms>
   [[nodiscard]] auto epoch(EpochOptions options = {}, Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;
     using Result =
-        DatasetEpoch<BasicDataset, Kernels, typename Pack::conversion, typename Pack::augmentation>;
-    if (auto* ds = preloaded()) return Result(ds->template epoch<Kernels>(options, transforms...));
-    return Result(streaming()->template epoch<Kernels>(options, transforms...));
+        DatasetEpoch<BasicDataset, typename Pack::conversion, typename Pack::augmentation>;
+    if (auto* ds = preloaded()) return Result(ds->epoch(options, transforms...));
+    return Result(streaming()->epoch(options, transforms...));
   }
 
   /// @cond impl

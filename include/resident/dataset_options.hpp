@@ -9,17 +9,11 @@
 #include <cstddef>
 #include <optional>
 
-#include "resident/detail/former_name.hpp"
 #include "resident/progress.hpp"
 #include "resident/shard.hpp"
 #include "resident/stream_ref.hpp"
 
 namespace resident {
-
-namespace detail {
-inline constexpr std::size_t default_chunk_slots = 4;
-inline constexpr std::size_t default_upload_block_bytes = std::size_t{8} << 20;
-}  // namespace detail
 
 /// @brief What happens to the last rows when the row count is not a multiple of the batch size.
 enum class Remainder {
@@ -93,7 +87,7 @@ struct StreamOptions {
   /// resident at once beside the prefetch: raise it for a wider shuffle window.
   /// Data of fewer chunks gets one slot per chunk (each loaded once per pass), so that the
   /// slots never hold more than the data; `StreamingDataset::chunk_slots()` says how many.
-  std::size_t chunk_slots = detail::default_chunk_slots;
+  std::size_t chunk_slots = 4;
   /// @brief Chunks loaded ahead of the one being read (at least 1): their copies overlap the
   /// reader's work on the current chunk. Never more than the other chunk slots (none
   /// beside a lone chunk); `StreamingDataset::prefetch_chunks()` says how many.
@@ -101,9 +95,9 @@ struct StreamOptions {
   /// @brief Whether a reader that waits for a chunk copies parts of it beside the producer
   /// thread (on spaces whose chunks are written by host threads). The reader's core then
   /// copies only while it would sleep, never while it works on a batch; with `false` the
-  /// producer copies alone. Measured with bench_stream on 2 cores: in-order streaming of
-  /// 256 MiB from memory at 1.17 to 1.35 times a `memcpy` of the same bytes with it, 0.82 to
-  /// 0.85 without; a reader that computes on every batch was no slower with it.
+  /// producer copies alone. On by default because the waiting core would otherwise sit idle:
+  /// in-order streaming from memory ran faster with it, and a reader that computes on every
+  /// batch no slower (bench_stream, benchmarks/results/2026-12-03-host-2core-cpu-before-after/).
   bool reader_copies = true;
   /// @brief Whole-epoch order (the batches of a `DeviceDataset`) or windows of chunks; see
   /// `StreamOrder`.
@@ -114,16 +108,12 @@ struct StreamOptions {
   /// the rows in its own random order, and on 4 KiB pages each row costs a TLB miss. Only the
   /// pages change: not the contents, not the mapping's flags (a caller's `MADV_NOHUGEPAGE` or
   /// `PR_SET_THP_DISABLE` still holds, and the kernel then declines), and not the memory the
-  /// rows take (2 MiB stretches with pages never written are left alone). Measured with
-  /// bench_epoch on 2 cores (CIFAR rows, 150 MB in a `std::vector`): `Shuffle::samples` epochs
-  /// at 0.81 to 0.87 times the preloaded one's speed with it, 0.71 to 0.73 without; the advice
-  /// took 0.04 to 0.05 s. `false` leaves the pages as they are.
+  /// rows take (2 MiB stretches with pages never written are left alone). On by default
+  /// because it brings `Shuffle::samples` epochs over rows in a `std::vector` close to a
+  /// preloaded dataset's speed for a small cost when the dataset is made (bench_epoch,
+  /// benchmarks/results/2026-12-05-host-2core-cpu-large-pages/). `false` leaves the pages as
+  /// they are.
   bool large_pages = true;
-  /// @deprecated The former name of `chunk_slots`: assigning it still works (with a
-  /// deprecation warning), and where it is set it wins over `chunk_slots`.
-  detail::FormerName<std::size_t, detail::ring_chunks_is_now_chunk_slots,
-                     detail::default_chunk_slots>
-      ring_chunks{};
 };
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
@@ -137,7 +127,7 @@ struct DatasetOptions {
 
   /// @brief Bytes per upload block: the unit of progress reports, of cancellation and, on
   /// `CudaSpace`, the size of each pinned staging buffer. Must be positive.
-  std::size_t upload_block_bytes = detail::default_upload_block_bytes;
+  std::size_t upload_block_bytes = std::size_t{8} << 20;
   /// @brief Pinned staging buffers in the `CudaSpace` ring (at least 1; 2 or more let host
   /// copies of chunk k+1 overlap the transfer of chunk k); from pinned sources, the chunks in
   /// flight at once.
@@ -191,27 +181,6 @@ struct DatasetOptions {
   /// @brief Chunking and prefetch of a `StreamingDataset` (and of `plan()`'s streaming
   /// figures); ignored by `DeviceDataset`, and checked by `make_dataset` only when it streams.
   StreamOptions streaming{};
-  /// @deprecated The former name of `upload_block_bytes`: assigning it still works (with a
-  /// deprecation warning), and where it is set it wins over `upload_block_bytes`.
-  detail::FormerName<std::size_t, detail::chunk_bytes_is_now_upload_block_bytes,
-                     detail::default_upload_block_bytes>
-      chunk_bytes{};
 };
-
-namespace detail {
-
-/// @brief The upload block size `options` asks for: `DatasetOptions::upload_block_bytes`, or
-/// its former name where that is set.
-inline std::size_t upload_block_bytes(const DatasetOptions& options) noexcept {
-  return options.chunk_bytes.held().value_or(options.upload_block_bytes);
-}
-
-/// @brief The chunk slots `options` asks for: `StreamOptions::chunk_slots`, or its former name
-/// where that is set.
-inline std::size_t chunk_slots(const StreamOptions& options) noexcept {
-  return options.ring_chunks.held().value_or(options.chunk_slots);
-}
-
-}  // namespace detail
 
 }  // namespace resident

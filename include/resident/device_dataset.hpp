@@ -113,9 +113,9 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// batch of an epoch with a transform is gathered into the ring, under every `Shuffle`.
   /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
   /// a gathering epoch's ring does not fit.
-  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
-  [[nodiscard]] epoch_for<DeviceDataset, Kernels, Transforms...> epoch(EpochOptions options = {},
-                                                                       Transforms... transforms) {
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<DeviceDataset, Transforms...> epoch(EpochOptions options = {},
+                                                              Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;
     return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...),
             Pack::template pick<typename Pack::augmentation>(transforms...)};

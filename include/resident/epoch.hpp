@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -23,7 +24,6 @@
 #include "resident/batch_view.hpp"
 #include "resident/convert.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/batch_iterator.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
@@ -31,17 +31,15 @@
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/detail/gather/field_transforms.hpp"
-#include "resident/detail/gather/gather_kernels.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
+#include "resident/detail/gather/gather_setup.hpp"
 #include "resident/detail/gather/host_gather.hpp"
+#include "resident/detail/gather/kernel_gather.hpp"
 #include "resident/detail/gather/transform_pack.hpp"
 #include "resident/epoch_options.hpp"
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
-#if defined(__CUDACC__)
-#include "resident/detail/cuda/gather.cuh"
-#endif
 
 namespace resident {
 
@@ -67,9 +65,10 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 /// zero-copy: batch `k` is a view of the dataset's rows (preloaded) or of a chunk slot
 /// (streamed), and so is `Shuffle::samples` of a stream in whole-epoch order on a space whose
 /// gathers run on the device, whose chunks hold the epoch's rows in order already. Every other
-/// epoch gathers each batch into a ring of `ring_depth` slots of its own: on `CudaSpace` one
-/// kernel per field on `ds.stream()` (gathering, augmenting and converting in one pass), no host
-/// synchronisation; on `HostSpace` the host's copy threads.
+/// epoch gathers each batch into a ring of `ring_depth` slots of its own, with the space's
+/// gather engine (`space_traits::gather_engine`): on `CudaSpace` one kernel per field on
+/// `ds.stream()` (gathering, augmenting and converting in one pass), no host synchronisation; on
+/// `HostSpace` the host's copy threads.
 /// @note How long a view lives is one rule for every dataset (docs/epochs.md, "How long a view
 /// lives"): a view of batch `k` keeps its values until this epoch itself replaces it, or the
 /// epoch ends. This epoch replaces a gathered batch when it gathers another batch into the same
@@ -91,10 +90,13 @@ std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
 /// from, assigned, swapped or destroyed, every use of the epoch (`size()`, `begin()`, `batch()`,
 /// ...) throws `resident::Error` saying so; make a new epoch from the dataset that holds the
 /// data then. An epoch of a moved-from dataset allocates nothing and throws likewise.
-template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
-          class Augment = NoAugmentation>
+/// The epoch is one type in every translation unit, whichever compiler compiles it: on a space
+/// whose gathers run as kernels, a unit compiled by nvcc that makes an epoch of the type compiles
+/// its kernels for the whole program (see docs/design.md, "nvcc and g++ in one program").
+template <class Owner, class Conversion = NoConversion, class Augment = NoAugmentation>
 class Epoch {
   using Space = typename Owner::space_type;
+  using Engine = typename space_traits<Space>::gather_engine;
   using Stored = typename Owner::batch_type;
   using Pass = typename Owner::impl_pass_type;
   static constexpr std::size_t fields = Owner::num_fields;
@@ -124,10 +126,10 @@ class Epoch {
 
   /// @brief Use the dataset's `epoch(options, transforms...)`.
   /// @throws InvalidArgument when a conversion or an augmentation does not fit its field's
-  /// rows, or when the epoch would gather on the device without kernels (`Kernels` false: a
-  /// translation unit not compiled by nvcc); CapacityError when a gathering epoch's ring (or a
-  /// stream's chunk slots) does not fit even once the other live epochs end (the dataset is
-  /// unchanged).
+  /// rows, or when the space's gather engine cannot gather the epoch (kernels that no unit of
+  /// the program compiled by nvcc made: see the class note); CapacityError when a gathering epoch's
+  /// ring (or a stream's chunk slots) does not fit even once the other live epochs end (the dataset
+  /// is unchanged).
   Epoch(Owner& dataset, EpochOptions options, Conversion conversion = {}, Augment augment = {})
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
@@ -140,10 +142,10 @@ class Epoch {
     // Some datasets serve a view epoch's batches as views but for a few they must gather (a
     // token stream's padded batch): the ring is theirs from the start all the same.
     const bool gathers_some = gathers_ || dataset.impl_gathers_some(pass_);
+    if (!gathers_some) return;
     // Refused when made, before the ring is claimed, rather than at the first batch.
-    if (gathers_some && space_traits<Space>::gathers_with_kernels && !Kernels)
-      detail::KernelLaunch<false>::refuse();
-    if (gathers_some) claim_ring(true);
+    check_engine(std::make_index_sequence<fields>{});
+    claim_ring(true);
   }
 
   /// @brief Batches in the epoch.
@@ -178,8 +180,8 @@ class Epoch {
   /// @brief The row ids of batch `k`, in the dataset's space (`std::int64_t`, as PyTorch
   /// indexes), for kernels that gather by themselves; padding positions name the rows that
   /// pad them. Same lifetime as a gathered view.
-  /// @throws what `batch(k)` throws; InvalidArgument where the row ids would be written on the
-  /// device without kernels (a zero-copy epoch of a translation unit not compiled by nvcc).
+  /// @throws what `batch(k)` throws; InvalidArgument where the space's gather engine cannot
+  /// write them (the kernels of a zero-copy epoch that no unit compiled by nvcc made).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
     const std::size_t slot = gather_into_slot(k, !is_view(k));
@@ -324,6 +326,26 @@ class Epoch {
     return slot;
   }
 
+  // The engine's view of field `Field` of batch `gathered`, gathered into the ring slot at
+  // `slot`.
+  template <std::size_t Field, class Gathered>
+  [[nodiscard]] auto gather_field(std::byte* slot, const Gathered& gathered) const {
+    return detail::GatherField{
+        dataset_->template impl_rows<Field>(pass_, gathered), ring_field<Field>(slot),
+        dataset_->impl_core().layout().row_elements[Field],   transforms_.template op<Field>(),
+        transforms_.template augmentation<Field>(),           transforms_.key};
+  }
+
+  // Refuses, when the epoch is made, what the space's gather engine cannot gather.
+  template <std::size_t... Field>
+  void check_engine(std::index_sequence<Field...> /*fields*/) const {
+    using Gathered = decltype(dataset_->impl_gather(std::declval<Pass&>(), std::size_t{}));
+    using Order = std::decay_t<decltype(std::declval<const Gathered&>().order)>;
+    Engine::template check<Order, stream_type,
+                           decltype(gather_field<Field>(nullptr,
+                                                        std::declval<const Gathered&>()))...>();
+  }
+
   // Batch `gathered` into ring slot `slot`: every field (gathered, augmented, converted in one
   // pass) and the row ids when `with_fields`, else the row ids alone.
   template <class Gathered, std::size_t... Field>
@@ -331,53 +353,24 @@ class Epoch {
             std::index_sequence<Field...> /*fields*/) {
     std::byte* base = ring_loan_->data() + slot * ring_.slot_bytes;
     auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
-    const auto& order = gathered.order;
-    const std::size_t rows = gathered.slice.rows;
-    const auto& row_elements = dataset_->impl_core().layout().row_elements;
     // The kernels go to the dataset's device, whichever the caller has current.
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     const auto& fences = ring_loan_->fences();
     fences.before_fill(slot, dataset_->stream());
-    if constexpr (!space_traits<Space>::gathers_with_kernels) {
-      if (with_fields) {
-        // One pass for every field, the row ids computed once (see host_gather).
-        detail::host_gather(
-            order, rows, indices, host_workers(),
-            detail::GatherField{dataset_->template impl_rows<Field>(pass_, gathered),
-                                ring_field<Field>(base), row_elements[Field],
-                                transforms_.template op<Field>(),
-                                transforms_.template augmentation<Field>(), transforms_.key}...);
-      } else {
-        for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
-      }
-    } else {
-      using Launch = detail::KernelLaunch<Kernels>;
-      if (with_fields)
-        (detail::device_gather<Launch>(dataset_->template impl_rows<Field>(pass_, gathered),
-                                       ring_field<Field>(base), row_elements[Field], order, rows,
-                                       transforms_.template op<Field>(),
-                                       transforms_.template augmentation<Field>(), transforms_.key,
-                                       Field == 0 ? indices : nullptr, dataset_->stream()),
-         ...);
-      else
-        detail::device_fill_indices<Launch>(order, rows, indices, dataset_->stream());
-    }
+    if (!engine_)
+      engine_.emplace(detail::GatherSetup{dataset_->impl_core().config().gather_threads,
+                                          detail::batch_bytes(dataset_->impl_core())});
+    if (with_fields)
+      engine_->gather(gathered.order, gathered.slice.rows, indices, dataset_->stream(),
+                      gather_field<Field>(base, gathered)...);
+    else
+      engine_->fill_indices(gathered.order, gathered.slice.rows, indices, dataset_->stream());
     fences.after_fill(slot, dataset_->stream());
   }
 
   template <std::size_t Field>
   [[nodiscard]] output_t<Field>* ring_field(std::byte* slot) const noexcept {
     return reinterpret_cast<output_t<Field>*>(slot + ring_.offsets[Field]);  // NOLINT: typed
-  }
-
-  // The copy team of this epoch's host gathers, made at the first: sized by the bytes of the
-  // largest batch, all fields together.
-  detail::CopyWorkers& host_workers() {
-    if (!workers_)
-      workers_ = std::make_unique<detail::CopyWorkers>(
-          detail::gather_thread_count(dataset_->impl_core().config().gather_threads,
-                                      detail::batch_bytes(dataset_->impl_core())));
-    return *workers_;
   }
 
   template <std::size_t... Field>
@@ -401,15 +394,14 @@ class Epoch {
   std::vector<std::size_t> slot_batch_;
   std::vector<bool> slot_has_fields_;
   std::vector<detail::BatchSlice> slices_;  // of each slot's batch
-  std::unique_ptr<detail::CopyWorkers> workers_;
-  detail::DataToken self_;  // this epoch object's, for its iterators
+  std::optional<Engine> engine_;            // the space's gather engine, made at the first gather
+  detail::DataToken self_;                  // this epoch object's, for its iterators
 };
 
 /// @brief The epoch `Owner::epoch(options, transforms...)` makes.
-template <class Owner, bool Kernels, class... Transforms>
+template <class Owner, class... Transforms>
 using epoch_for =
-    Epoch<Owner, Kernels,
-          typename detail::TransformPack<Owner::num_fields, Transforms...>::conversion,
+    Epoch<Owner, typename detail::TransformPack<Owner::num_fields, Transforms...>::conversion,
           typename detail::TransformPack<Owner::num_fields, Transforms...>::augmentation>;
 
 }  // namespace resident

@@ -21,6 +21,7 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/compact.hpp"
+#include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/detail/dataset/token_layout.hpp"
 #include "resident/detail/host_memory.hpp"
 #include "resident/detail/io/file_io.hpp"
@@ -296,7 +297,6 @@ Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenO
   if (verdict.stream_refusal.empty()) verdict.stream_refusal = token_stream_problem(stream);
   if (!verdict.stream_refusal.empty()) {
     verdict.stream_chunk_batches = verdict.stream_chunks = verdict.stream_slots_bytes = 0;
-    verdict.stream_ring_bytes.hold(0);
     verdict.stream_fits = false;
   }
   recommend_for(verdict, options);

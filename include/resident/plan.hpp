@@ -18,7 +18,6 @@
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/format_bytes.hpp"
-#include "resident/detail/former_name.hpp"
 #include "resident/detail/stream/stream_layout.hpp"
 #include "resident/detail/upload/upload_plan.hpp"
 #include "resident/error.hpp"
@@ -125,9 +124,6 @@ struct Plan {
   /// @brief Why a `StreamingDataset` would refuse `DatasetOptions::streaming` (then the stream
   /// figures are 0 and `stream_fits` is false); empty when the options are valid.
   std::string stream_refusal{};
-  /// @deprecated The former name of `stream_slots_bytes`, which holds the same figure.
-  detail::FormerName<std::size_t, detail::stream_ring_bytes_is_now_stream_slots_bytes>
-      stream_ring_bytes{};
   /// @}
 
   /// @brief Bytes usable after the reserve: what `needed_bytes` is compared against.
@@ -354,7 +350,6 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
     verdict.stream_chunk_batches = stream.chunk_batches;
     verdict.stream_chunks = stream.chunks;
     verdict.stream_slots_bytes = stream.total_bytes;
-    verdict.stream_ring_bytes.hold(stream.total_bytes);
     verdict.stream_fits = stream.total_bytes <= usable && ring <= usable - stream.total_bytes;
     verdict.stream_order = stream_order;
   }

@@ -26,7 +26,7 @@
 ///
 /// That is enough for every dataset, epoch and stream to work in the space, through the
 /// defaults of `space_traits`. What a space does better than the defaults (its own upload
-/// engine, streaming transport, gather, stream ordering, DLPack device) it says by
+/// engine, streaming transport, gather engine, stream ordering, DLPack device) it says by
 /// specialising `space_traits` beside its own definition, as `CudaSpace` and
 /// `CudaHostPinnedSpace` do: the one place to extend.
 
@@ -61,6 +61,8 @@ template <class Space>
 class HostChunkTransport;  // host_chunk_transport.hpp
 template <class Space>
 class NoRingFences;  // detail/gather/gather_ring.hpp
+class HostGather;    // detail/gather/host_gather.hpp
+class KernelGather;  // detail/gather/kernel_gather.hpp
 
 }  // namespace detail
 
@@ -79,9 +81,20 @@ struct default_space_traits {
   /// @brief How a gathering epoch orders its ring against consumer streams (`Epoch::wait`,
   /// `Epoch::release`): nothing to order by default (gathers complete before `batch(k)`).
   using ring_fences = detail::NoRingFences<Space>;
-  /// @brief Whether gathering epochs launch kernels (one per field, on the dataset's stream)
-  /// rather than gather with the host's copy threads: where kernels can read the memory.
-  static constexpr bool gathers_with_kernels = Space::device_accessible;
+  /// @brief How a gathering epoch writes its batches into its ring: one engine per epoch,
+  /// made with a `detail::GatherSetup` (the configured threads, the largest batch's bytes).
+  /// `gather(order, rows, indices, stream, fields...)` gathers (augments, converts) `rows` rows
+  /// of every field (a `detail::GatherField` each) in `order`'s order and writes their row ids
+  /// into `indices`; `fill_indices(order, rows, indices, stream)` writes the row ids alone;
+  /// both are ordered on `stream`, and the ring's fences order them against its readers. Its
+  /// static `check<Order, Stream, Fields...>()` refuses (`InvalidArgument`), when the epoch is
+  /// made, what it cannot gather; `reads_host_memory` says whether it reads host memory, so
+  /// that a whole-epoch stream's gathers read the rows where they lie rather than from chunk
+  /// slots. By default kernels gather where they can read the memory (one per field, on the
+  /// dataset's stream: `detail::KernelGather`), and the host's copy threads elsewhere
+  /// (`detail::HostGather`).
+  using gather_engine =
+      std::conditional_t<Space::device_accessible, detail::KernelGather, detail::HostGather>;
   /// @brief Whether host code may write the space's memory directly, so that files are read
   /// straight into it rather than through `copy_from_host` (off by default: a wrapping space
   /// must see every byte).

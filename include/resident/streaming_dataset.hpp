@@ -44,9 +44,8 @@ namespace resident {
 
 /// @brief One epoch of a `StreamingDataset`: the `Epoch` every dataset's epochs are (see
 /// `Epoch` for the batches, their cost and lifetime, and `wait`/`release`).
-template <class Owner, bool Kernels = RESIDENT_KERNELS, class Conversion = NoConversion,
-          class Augment = NoAugmentation>
-using StreamingEpoch = Epoch<Owner, Kernels, Conversion, Augment>;
+template <class Owner, class Conversion = NoConversion, class Augment = NoAugmentation>
+using StreamingEpoch = Epoch<Owner, Conversion, Augment>;
 
 namespace detail {
 template <class Space, class... Ts>
@@ -168,11 +167,6 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @brief The chunk slots: `StreamOptions::chunk_slots`, or one per chunk when there are
   /// fewer chunks (at least 1).
   [[nodiscard]] std::size_t chunk_slots() const noexcept { return stream_layout().chunk_slots; }
-  /// @deprecated The former name of `chunk_slots()`.
-  [[deprecated("use StreamingDataset::chunk_slots()")]] [[nodiscard]] std::size_t ring_chunks()
-      const noexcept {
-    return chunk_slots();
-  }
   /// @brief Chunks loaded ahead of the one being read: `StreamOptions::prefetch_chunks`, at
   /// most `chunk_slots() - 1`.
   [[nodiscard]] std::size_t prefetch_chunks() const noexcept {
@@ -224,9 +218,9 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// a gathering epoch's ring does not fit (it was planned with the chunk slots: only a
   /// conversion wider than `DatasetOptions::ring_element_bytes`, or another live gathering
   /// epoch, needs another; see `Epoch` for when a live epoch holds the only one).
-  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
-  [[nodiscard]] epoch_for<StreamingDataset, Kernels, Transforms...> epoch(
-      EpochOptions options = {}, Transforms... transforms) {
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<StreamingDataset, Transforms...> epoch(EpochOptions options = {},
+                                                                 Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;
     return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...),
             Pack::template pick<typename Pack::augmentation>(transforms...)};

@@ -142,9 +142,9 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   /// the conversions named: `ds.epoch(options)`, `ds.epoch(options, convert<0>(op))`.
   /// @throws InvalidArgument when a conversion does not fit; CapacityError when a gathering
   /// epoch's ring does not fit.
-  template <bool Kernels = RESIDENT_KERNELS, class... Transforms>
-  [[nodiscard]] epoch_for<TokenDataset, Kernels, Transforms...> epoch(EpochOptions options = {},
-                                                                      Transforms... transforms) {
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<TokenDataset, Transforms...> epoch(EpochOptions options = {},
+                                                             Transforms... transforms) {
     using Pack = detail::TransformPack<num_fields, Transforms...>;
     static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
                   "token windows are not images: augment<>() does not apply to a TokenDataset "

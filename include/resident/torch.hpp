@@ -341,9 +341,8 @@ template <class Epoch>
 /// `load_dataset`, `load_token_file`): that of its preloaded dataset's epoch (see above).
 /// @throws InvalidArgument when the dataset streams (`is_streaming()`: its plan did not fit it
 /// in the space), whose batches lie in chunk slots it reuses; what the other overload throws.
-template <class Owner, bool Kernels, class Conversion, class Augment>
-[[nodiscard]] auto to_tensors(DatasetEpoch<Owner, Kernels, Conversion, Augment>& epoch,
-                              std::size_t k) {
+template <class Owner, class Conversion, class Augment>
+[[nodiscard]] auto to_tensors(DatasetEpoch<Owner, Conversion, Augment>& epoch, std::size_t k) {
   auto* preloaded = epoch.impl_preloaded();
   RESIDENT_EXPECTS(preloaded != nullptr,
                    "to_tensors() makes tensors of a preloaded dataset's memory, but this dataset "

@@ -45,11 +45,11 @@ DatasetOptions small_batches() {
   return options;
 }
 
-/// The shuffles whose epochs this translation unit can serve on `Space`: gathering on a device
-/// launches kernels, which a g++ translation unit cannot.
+/// The shuffles whose epochs this test program can serve on `Space`: gathering on a device
+/// launches kernels, which a program needs a unit compiled by nvcc for.
 template <class Space>
 std::vector<Shuffle> shuffles() {
-  if (std::is_same_v<Space, resident::HostSpace> || RESIDENT_KERNELS)
+  if (resident::testing::gathers_here<Space>)
     return {Shuffle::none, Shuffle::batches, Shuffle::samples};
   return {Shuffle::none, Shuffle::batches};
 }

@@ -243,11 +243,6 @@ void streaming_dataset_cases(Cases& cases) {
   cases.answers(owner, "chunk_batches", [&] { (void)view.chunk_batches(); });
   cases.answers(owner, "chunk_slots", [&] { (void)view.chunk_slots(); });
   cases.answers(owner, "prefetch_chunks", [&] { (void)view.prefetch_chunks(); });
-  // Deprecated, still public: called all the same.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  cases.answers(owner, "ring_chunks", [&] { (void)view.ring_chunks(); });
-#pragma GCC diagnostic pop
   cases.answers(owner, "impl_rings", [&] { EXPECT_EQ(a.impl_rings().bytes(), 0U); });
   cases.answers(owner, "impl_row_shapes", [&] { (void)a.impl_row_shapes(); });
   swap_of_moved_from(cases, owner, a, b);

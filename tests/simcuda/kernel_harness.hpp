@@ -2,19 +2,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The simulated runtime's kernel launches: a gather kernel's blocks run, block by block and
-// phase by phase (`run_blocks`), on the host thread of the stream it was launched on, in order
-// with the stream's copies, reaching device memory where the simulation keeps it. The build
-// over the simulated runtime includes this header first in every unit (and sets
-// RESIDENT_KERNELS), so that gathering epochs on CudaSpace run the kernels' own logic.
+// The simulated runtime's kernels: the definitions of the two function templates through which
+// `KernelGather` reaches a gather's kernels (detail/gather/kernel_gather.hpp), whose blocks run
+// here block by block and phase by phase (`run_blocks`) on the host thread of the stream they
+// were launched on, in order with the stream's copies, reaching device memory where the
+// simulation keeps it. The build over the simulated runtime includes this header first in
+// every unit, as nvcc units of a real build include detail/cuda/gather.cuh, so that gathering
+// epochs on CudaSpace run the kernels' own logic.
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
 #include "resident/detail/cuda/error.hpp"
 #include "resident/detail/gather/gather_kernels.hpp"
+#include "resident/detail/gather/kernel_gather.hpp"
 #include "simcuda/simcuda.hpp"
 
 namespace resident::detail {
@@ -28,13 +32,12 @@ struct SimulatedReach {
   }
 };
 
-/// @brief Gather kernels on a simulated stream.
-template <>
-struct KernelLaunch<true> {
+/// @brief Gather kernels on a simulated stream: on a CUDA stream, in order with its work; on a
+/// test space's host stream, at once.
+struct SimulatedKernelLaunch {
   using reach_type = SimulatedReach;
   static constexpr std::uint64_t max_blocks = max_gather_blocks;
 
-  /// On a CUDA stream, in order with its work; on a test space's host stream, at once.
   template <class Body, class Stream>
   static void run(const Body& body, Stream stream) {
     if constexpr (std::is_same_v<Stream, cudaStream_t>)
@@ -43,5 +46,20 @@ struct KernelLaunch<true> {
       run_blocks(body);
   }
 };
+
+template <class Source, class Out, class Op, class Order, class Stream>
+void gather_field_kernels(const Source& source, Out* destination, std::size_t row_elements,
+                          const Order& order, std::size_t rows, const Op& op,
+                          const Augmentation* augmentation, const AugmentKey& key,
+                          std::int64_t* indices, Stream stream) {
+  device_gather<SimulatedKernelLaunch>(source, destination, row_elements, order, rows, op,
+                                       augmentation, key, indices, stream);
+}
+
+template <class Order, class Stream>
+void fill_indices_kernels(const Order& order, std::size_t rows, std::int64_t* indices,
+                          Stream stream) {
+  device_fill_indices<SimulatedKernelLaunch>(order, rows, indices, stream);
+}
 
 }  // namespace resident::detail

@@ -12,9 +12,11 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "resident/resident.hpp"
+#include "support/block_gather_space.hpp"
 
 #if RESIDENT_TEST_SIMULATED_CUDA
 #include "simcuda/simcuda.hpp"
@@ -66,8 +68,13 @@ std::vector<T> take_back(T* device, std::size_t count, cudaStream_t reader) {
   EXPECT_EQ(cudaFree(device), cudaSuccess);
   return values;
 }
+/// The spaces of the typed tests that gather: every space, and one with a gather engine of its
+/// own.
+using GatherSpaceTypes =
+    ::testing::Types<HostSpace, CudaSpace, CudaHostPinnedSpace, BlockGatherSpace>;
 #else
 using SpaceTypes = ::testing::Types<HostSpace>;
+using GatherSpaceTypes = ::testing::Types<HostSpace, BlockGatherSpace>;
 #endif
 
 /// Skips the running test, saying why, when `Space` is not usable here; fails it instead when
@@ -178,16 +185,27 @@ class PinnedCopy {
 };
 #endif
 
-/// Whether this translation unit can gather into `Space` (its gathers need kernels where the
-/// space gathers with them, and kernels need nvcc).
+/// Whether this test program has the gather kernels of the epochs it makes: a unit compiled
+/// by nvcc makes them, and so does the simulated runtime's harness.
+#if defined(__CUDACC__) || RESIDENT_TEST_SIMULATED_CUDA
+inline constexpr bool kernels_compiled = true;
+#else
+inline constexpr bool kernels_compiled = false;
+#endif
+
+/// Whether this test program can gather into `Space`: where its gathers run as kernels, only
+/// where it has them.
 template <class Space>
-inline constexpr bool gathers_here = !space_traits<Space>::gathers_with_kernels || RESIDENT_KERNELS;
+inline constexpr bool gathers_here =
+    !std::is_same_v<typename space_traits<Space>::gather_engine, detail::KernelGather> ||
+    kernels_compiled;
 
 /// Names typed-test instances by space ("HostSpace", "CudaSpace", ...) instead of 0, 1.
 struct SpaceName {
   template <class Space>
   static std::string GetName(int /*index*/) {
     if (std::is_same_v<Space, HostSpace>) return "HostSpace";
+    if (std::is_same_v<Space, BlockGatherSpace>) return "BlockGatherSpace";
 #if RESIDENT_HAS_CUDA
     return std::is_same_v<Space, CudaSpace> ? "CudaSpace" : "CudaHostPinnedSpace";
 #else

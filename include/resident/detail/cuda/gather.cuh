@@ -3,8 +3,9 @@
 #pragma once
 
 // The device gathers' kernels: one `__global__` shell that runs a gather body (gather_kernels.hpp)
-// over its block's row groups, and the launch policy that launches it on the dataset's stream.
-// Needs nvcc; epoch.hpp includes it only then.
+// over its block's row groups, the launch policy that launches it on the dataset's stream, and
+// the definitions of the two function templates through which `KernelGather` reaches them
+// (kernel_gather.hpp, which declares them and then includes this file, only under nvcc).
 
 #if !defined(__CUDACC__)
 #error "resident/detail/cuda/gather.cuh holds kernels: compile this file with nvcc"
@@ -12,7 +13,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "resident/detail/cuda/error.hpp"
 #include "resident/detail/gather/gather_kernels.hpp"
@@ -48,8 +51,7 @@ __global__ void __launch_bounds__(gather_threads) gather_kernel(Body body) {
 }
 
 /// @brief Launches the gathers as CUDA kernels on the dataset's stream.
-template <>
-struct KernelLaunch<true> {
+struct CudaKernelLaunch {
   using reach_type = GlobalAddress;
   static constexpr std::uint64_t max_blocks = max_gather_blocks;
 
@@ -61,5 +63,22 @@ struct KernelLaunch<true> {
     RESIDENT_CUDA_TRY(cudaGetLastError());
   }
 };
+
+template <class Source, class Out, class Op, class Order, class Stream>
+void gather_field_kernels(const Source& source, Out* destination, std::size_t row_elements,
+                          const Order& order, std::size_t rows, const Op& op,
+                          const Augmentation* augmentation, const AugmentKey& key,
+                          std::int64_t* indices, Stream stream) {
+  static_assert(std::is_same_v<Stream, cudaStream_t>, "kernels run on CUDA streams");
+  device_gather<CudaKernelLaunch>(source, destination, row_elements, order, rows, op, augmentation,
+                                  key, indices, stream);
+}
+
+template <class Order, class Stream>
+void fill_indices_kernels(const Order& order, std::size_t rows, std::int64_t* indices,
+                          Stream stream) {
+  static_assert(std::is_same_v<Stream, cudaStream_t>, "kernels run on CUDA streams");
+  device_fill_indices<CudaKernelLaunch>(order, rows, indices, stream);
+}
 
 }  // namespace resident::detail

@@ -146,7 +146,7 @@ struct CudaUpload {
     const ProgressReporter progress(options.on_progress, plan.total_bytes);
     if (plan.total_bytes != 0) {
       const CudaDeviceScope scope(space.device_id());
-      const std::size_t block = std::min(upload_block_bytes(options), plan.total_bytes);
+      const std::size_t block = std::min(options.upload_block_bytes, plan.total_bytes);
       const std::size_t in_flight =
           std::min(options.staging_buffers, ceil_div(plan.total_bytes, block));
       if (sources_are_pinned(plan)) {

@@ -137,4 +137,14 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   return geometry;
 }
 
+/// @brief The source rows a rank's streaming passes read, as `ChunkLoader::source_run` maps
+/// order positions to them: the rank's part, whose start its padding repeats (every row when
+/// replicated), or, for a rank with no rows of its own, the first rows of all, which its
+/// padding repeats. A `DeviceDataset` stores the same rows.
+inline RowRange streamed_source_rows(const ShardGeometry& geometry,
+                                     std::size_t source_rows) noexcept {
+  if (geometry.pad_from_source_start) return {0, std::min(source_rows, geometry.stored_rows)};
+  return {geometry.source_first, geometry.order_rows};
+}
+
 }  // namespace resident::detail

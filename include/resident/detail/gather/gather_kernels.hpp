@@ -3,10 +3,11 @@
 #pragma once
 
 // The device gathers' logic: what each block and thread of a gather kernel does, the launch
-// shape, and the dispatch, as host-and-device code. The `__global__` shells that run it on a
-// device are in detail/cuda/gather.cuh (nvcc only); a launch policy (`KernelLaunch`) decides where
-// the blocks run, so that the same logic can also be run block by block on the host and checked
-// against the host's gathers.
+// shape, and the dispatch, as host-and-device code. The `__global__` shell that runs it on a
+// device is in detail/cuda/gather.cuh (nvcc only); a launch policy decides where the blocks run
+// (it has `reach_type`, see `SameAddress`, `max_blocks`, and `run(body, stream)`), so that the
+// same logic can also be run block by block on the host (`run_blocks`) and checked against the
+// host's gathers.
 
 #include <algorithm>
 #include <cstddef>
@@ -21,7 +22,6 @@
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/gather/augment_draws.hpp"
-#include "resident/error.hpp"
 
 namespace resident::detail {
 
@@ -279,37 +279,9 @@ struct FillIndicesBody {
                                  const Shared& /*shared*/) const noexcept {}
 };
 
-/// @brief Where a gather's blocks run. `KernelLaunch<true>`: as CUDA kernels on the stream, a
-/// specialization that detail/cuda/gather.cuh defines for nvcc (a test build over the simulated
-/// runtime defines its own, which runs them on the host); it has `reach_type` (see
-/// `SameAddress`), `max_blocks`, and `run(body, stream)`.
-template <bool Kernels>
-struct KernelLaunch;
-
-/// @brief No kernels in this translation unit (g++ compiling it): a device gather is refused.
-template <>
-struct KernelLaunch<false> {
-  using reach_type = SameAddress;
-  static constexpr std::uint64_t max_blocks = max_gather_blocks;
-
-  /// @throws InvalidArgument saying what to do.
-  [[noreturn]] static void refuse() {
-    throw InvalidArgument(
-        "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
-        "augmentation or batch_indices()), which launches kernels, but this translation unit was "
-        "not compiled by nvcc; compile it as CUDA, or make an epoch that gathers nothing: "
-        "Shuffle::none or Shuffle::batches, without a conversion, an augmentation or "
-        "batch_indices()");
-  }
-  template <class Body, class Stream>
-  [[noreturn]] static void run(const Body& /*body*/, Stream /*stream*/) {
-    refuse();
-  }
-};
-
 /// @brief Runs `body`'s blocks one after the other on the calling thread, each block's threads
 /// phase by phase (every thread locates, then every thread works: the block's barrier between
-/// them). The host's run of a gather kernel, as `KernelLaunch<true>` of a test build runs it.
+/// them). The host's run of a gather kernel, as a test build's launch policy runs it.
 template <class Body>
 void run_blocks(const Body& body) {
   const GatherShape& shape = body.shape();

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -16,14 +17,15 @@
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/gather/augment_row.hpp"
+#include "resident/detail/gather/gather_setup.hpp"
 
 namespace resident::detail {
 
 /// Rows ahead of the one being copied whose first lines are asked for. Rows come from random
-/// places, which no hardware prefetcher predicts. Measured with bench_epoch on CIFAR rows
-/// (3 KiB, 2 cores): 1, 2, 4 and 8 rows ahead, 1 to all lines, and the T0 or the NTA hint all
-/// came within the noise of each other (17 to 20 ms an epoch); the row ids are computed before
-/// the copies, so looking several rows ahead costs nothing.
+/// places, which no hardware prefetcher predicts. The distance matters little: on CIFAR rows
+/// (bench_epoch), 1 to 8 rows ahead, a few lines or all, and either cache hint were within the
+/// noise of each other; the row ids are computed before the copies, so looking several rows
+/// ahead costs nothing.
 inline constexpr std::size_t gather_prefetch_rows = 4;
 /// Lines of each row asked for ahead: the hardware prefetcher follows a row once its first
 /// lines are read in order, so asking for more only spends load slots.
@@ -132,6 +134,9 @@ struct RowConverter<Normalize> {
 template <class Source, class Out, class Op, class AugmentationPointer = const Augmentation*>
 struct GatherField {
   using In = typename Source::element_type;
+  using source_type = Source;  ///< What the rows are read from.
+  using output_type = Out;     ///< The batch's element type.
+  using op_type = Op;          ///< The conversion.
   static constexpr bool may_augment = !std::is_same_v<AugmentationPointer, std::nullptr_t>;
   Source source;
   Out* destination;
@@ -223,5 +228,42 @@ void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, Co
     }
   });
 }
+
+/// @brief The host's gather engine (see `default_space_traits::gather_engine`): the copy
+/// threads of `host_gather`, complete when a call returns, whatever the stream.
+class HostGather {
+ public:
+  /// Gathers read host memory: a whole-epoch stream's gathers read its rows where they lie.
+  static constexpr bool reads_host_memory = true;
+
+  explicit HostGather(const GatherSetup& setup) noexcept : setup_(setup) {}
+
+  /// @brief Every epoch can be gathered: nothing to refuse.
+  template <class Order, class Stream, class... Fields>
+  static constexpr void check() noexcept {}
+
+  /// @brief `host_gather` on the epoch's copy team, made at the first gather and sized by the
+  /// bytes of the largest batch.
+  /// @throws std::bad_alloc, std::system_error when the team cannot be made.
+  template <class Order, class Stream, class... Fields>
+  void gather(const Order& order, std::size_t rows, std::int64_t* indices, Stream /*stream*/,
+              const Fields&... fields) {
+    if (!workers_)
+      workers_ =
+          std::make_unique<CopyWorkers>(gather_thread_count(setup_.threads, setup_.batch_bytes));
+    host_gather(order, rows, indices, *workers_, fields...);
+  }
+
+  /// @brief The row ids alone, on the calling thread.
+  template <class Order, class Stream>
+  void fill_indices(const Order& order, std::size_t rows, std::int64_t* indices,
+                    Stream /*stream*/) const {
+    for (std::size_t r = 0; r < rows; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
+  }
+
+ private:
+  GatherSetup setup_;
+  std::unique_ptr<CopyWorkers> workers_;
+};
 
 }  // namespace resident::detail

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/detail/expects.hpp"
 #include "resident/detail/io/file_io.hpp"
 #include "resident/detail/io/zip_directory.hpp"
 #include "resident/error.hpp"
@@ -87,13 +88,13 @@ class MemberInflater {
   MemberInflater& operator=(const MemberInflater&) = delete;
 
   /// @brief The member's uncompressed bytes `[first, first + bytes)` into `into`.
-  /// @throws FormatError as the class says; InvalidArgument for a range past the member's size.
+  /// @throws FormatError as the class says; Error (a broken invariant) for a range past the
+  /// member's size, which its callers, bounded by the member's header, never ask for.
   void read(std::uint64_t first, std::size_t bytes, std::byte* into) {
-    if (first > entry_.uncompressed_size || bytes > entry_.uncompressed_size - first)
-      throw InvalidArgument("resident: bytes [" + std::to_string(first) + ", +" +
-                            std::to_string(bytes) + ") of member '" + entry_.name +
-                            "' lie past its " + std::to_string(entry_.uncompressed_size) +
-                            " bytes");
+    RESIDENT_INVARIANT(
+        first <= entry_.uncompressed_size && bytes <= entry_.uncompressed_size - first,
+        "bytes [" + std::to_string(first) + ", +" + std::to_string(bytes) + ") of member '" +
+            entry_.name + "' lie past its " + std::to_string(entry_.uncompressed_size) + " bytes");
     if (first < position_) start();
     skip_to(first);
     produce(into, bytes);

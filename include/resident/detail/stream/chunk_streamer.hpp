@@ -25,7 +25,7 @@
 #include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/detail/format_bytes.hpp"
-#include "resident/detail/io/host_staging.hpp"
+#include "resident/detail/host_memory.hpp"
 #include "resident/detail/lending_pool.hpp"
 #include "resident/detail/resources.hpp"
 #include "resident/detail/stream/chunk_loader.hpp"
@@ -298,7 +298,7 @@ class ChunkStreamers {
                  bool whole_epoch, unsigned threads)
       : recipe_(std::make_unique<Recipe>(Recipe{
             space, reader, std::move(reader_owner), layout, stream, std::move(sources), whole_epoch,
-            whole_epoch && !space_traits<Space>::gathers_with_kernels, threads})) {
+            whole_epoch && space_traits<Space>::gather_engine::reads_host_memory, threads})) {
     pool_.add(make_streamer());
   }
 

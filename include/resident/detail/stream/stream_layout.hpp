@@ -48,15 +48,10 @@ struct StreamLayout {
 inline std::string stream_options_problem(const StreamOptions& options) {
   if (options.prefetch_chunks == 0)
     return "StreamOptions::prefetch_chunks is 0; use at least 1 (default 2)";
-  if (chunk_slots(options) <= options.prefetch_chunks)
-    return std::string(options.ring_chunks.held() ? "StreamOptions::ring_chunks ("
-                                                  : "StreamOptions::chunk_slots (") +
-           std::to_string(chunk_slots(options)) + ") must exceed prefetch_chunks (" +
-           std::to_string(options.prefetch_chunks) +
-           "): one slot is read while the others load; use e.g. 4 and 2" +
-           (options.ring_chunks.held() ? " (ring_chunks is the former name of chunk_slots, and "
-                                         "wins where it is set: set chunk_slots instead)"
-                                       : "");
+  if (options.chunk_slots <= options.prefetch_chunks)
+    return "StreamOptions::chunk_slots (" + std::to_string(options.chunk_slots) +
+           ") must exceed prefetch_chunks (" + std::to_string(options.prefetch_chunks) +
+           "): one slot is read while the others load; use e.g. 4 and 2";
   return {};
 }
 
@@ -132,7 +127,7 @@ std::size_t automatic_chunk_batches(const DatasetLayout<Fields>& layout,
       slot_extent(layout, geometry.largest_batch_rows(), offsets);
   std::size_t target = default_chunk_target_bytes;
   if (options.shard.world_size == 1)
-    target = std::min(target, usable / chunk_slots(options.streaming));
+    target = std::min(target, usable / options.streaming.chunk_slots);
   const std::size_t per_chunk =
       std::max<std::size_t>(1, target / std::max<std::size_t>(largest_batch_bytes, 1));
   const std::size_t chunks = ceil_div(geometry.batches, per_chunk);
@@ -157,7 +152,7 @@ StreamLayout<Fields> make_stream_layout(const DatasetLayout<Fields>& layout,
   stream.chunk_batches = std::max<std::size_t>(1, std::min(stream.chunk_batches, batches));
   stream.chunks = ceil_div(batches, stream.chunk_batches);
   stream.chunk_slots =
-      std::min(chunk_slots(options.streaming), std::max<std::size_t>(stream.chunks, 1));
+      std::min(options.streaming.chunk_slots, std::max<std::size_t>(stream.chunks, 1));
   // Never more chunks ahead than there are other slots (none beside a lone chunk).
   stream.prefetch_chunks = std::min(options.streaming.prefetch_chunks, stream.chunk_slots - 1);
   // A window and the chunks loading ahead of it never share a slot: the producer, at most

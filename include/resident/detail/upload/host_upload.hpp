@@ -33,13 +33,13 @@ struct CopyTeamUpload {
     // Streamed parts (inflated members) are produced here, by this thread, into a window of one
     // block, then copied like the others.
     std::vector<std::byte> window(
-        plan.has_streamed() ? std::min(upload_block_bytes(options), plan.total_bytes) : 0);
+        plan.has_streamed() ? std::min(options.upload_block_bytes, plan.total_bytes) : 0);
     const auto copy_streamed = [&](std::size_t at, const StreamedBytes& read, std::size_t from,
                                    std::size_t n) {
       read(from, n, window.data());
       space.copy_from_host(destination + at, window.data(), n, stream);
     };
-    for_each_block(plan.total_bytes, upload_block_bytes(options),
+    for_each_block(plan.total_bytes, options.upload_block_bytes,
                    [&](std::size_t first, std::size_t last, std::size_t /*index*/) {
                      workers.for_each_block(first, last, upload_copy_block_bytes, copy_slice);
                      plan.for_each_streamed(first, last, copy_streamed);

@@ -144,13 +144,9 @@ void for_each_block(std::size_t total, std::size_t block, BlockOf&& block_of) {
 
 /// @brief Checks the upload options that can never work.
 inline void check_upload_options(const DatasetOptions& options) {
-  RESIDENT_EXPECTS(upload_block_bytes(options) > 0,
-                   options.chunk_bytes.held()
-                       ? "DatasetOptions::chunk_bytes is 0; use a positive block size (default "
-                         "8 MiB) (chunk_bytes is the former name of upload_block_bytes, and wins "
-                         "where it is set: set upload_block_bytes instead)"
-                       : "DatasetOptions::upload_block_bytes is 0; use a positive block size "
-                         "(default 8 MiB)");
+  RESIDENT_EXPECTS(options.upload_block_bytes > 0,
+                   "DatasetOptions::upload_block_bytes is 0; use a positive block size "
+                   "(default 8 MiB)");
   RESIDENT_EXPECTS(options.staging_buffers > 0,
                    "DatasetOptions::staging_buffers is 0; use at least 1 (default 4)");
 }
