@@ -404,4 +404,18 @@ using epoch_for =
     Epoch<Owner, typename detail::TransformPack<Owner::num_fields, Transforms...>::conversion,
           typename detail::TransformPack<Owner::num_fields, Transforms...>::augmentation>;
 
+namespace detail {
+
+/// @brief The epoch of `owner` that its `epoch(options, transforms...)` makes: the transforms
+/// sorted into the conversion and the augmentation (see `TransformPack`).
+template <class Owner, class... Transforms>
+epoch_for<Owner, Transforms...> make_epoch(Owner& owner, const EpochOptions& options,
+                                           const Transforms&... transforms) {
+  using Pack = TransformPack<Owner::num_fields, Transforms...>;
+  return {owner, options, Pack::template pick<typename Pack::conversion>(transforms...),
+          Pack::template pick<typename Pack::augmentation>(transforms...)};
+}
+
+}  // namespace detail
+
 }  // namespace resident

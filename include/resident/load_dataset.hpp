@@ -263,7 +263,7 @@ StreamingDataset<Space, Ts...> stream_rows(Space space, const DatasetOptions& op
                                            std::index_sequence<Field...> /*fields*/) {
   const auto layout =
       make_layout<sizeof...(Ts)>(options, {fields[Field].header.shape...}, {sizeof(Ts)...});
-  return StreamFromSources<Space, Ts...>::make(
+  return FromSources::make<StreamingDataset<Space, Ts...>>(
       std::move(space), options, layout, sources_of(fields, layout, options.streaming.order),
       std::array<Shape, sizeof...(Ts)>{fields[Field].header.shape.drop_front()...});
 }
@@ -443,7 +443,8 @@ DeviceDataset<Space, Ts...> load_dataset(Space space, const DatasetOptions& opti
     archive.check_unchanged("while it was uploaded");
     return go_on;
   };
-  auto dataset = detail::PreloadFromSources<Space, Ts...>::make(std::move(space), checked, sources);
+  auto dataset =
+      detail::FromSources::make<DeviceDataset<Space, Ts...>>(std::move(space), checked, sources);
   for (const auto& upload : uploads) upload->finish();
   return dataset;
 }

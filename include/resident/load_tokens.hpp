@@ -345,8 +345,8 @@ StreamingDataset<Space, T, T> stream_token_files(Space space, const DatasetOptio
                RowSource::owned_memory(targets, stream.windows, row_bytes, 0)};
   }
   const Shape row{stream.context};
-  return StreamFromSources<Space, T, T>::make(std::move(space), options, layout, std::move(sources),
-                                              {row, row});
+  return FromSources::make<StreamingDataset<Space, T, T>>(
+      std::move(space), options, layout, std::move(sources), std::array<Shape, 2>{row, row});
 }
 
 /// @brief Preloads `files`' tokens into a `TokenDataset`, read from the files into the upload.
@@ -357,8 +357,8 @@ TokenDataset<Space, T> preload_token_files(Space space, const DatasetOptions& op
   const StreamedBytes read = [&bytes](std::size_t first, std::size_t count, std::byte* into) {
     bytes.read(first, count, into);
   };
-  return PreloadTokens<Space, T>::make(std::move(space), options, window,
-                                       {files.tokens, {nullptr, &read}});
+  return FromSources::make<TokenDataset<Space, T>>(std::move(space), options, window,
+                                                   TokenSource{files.tokens, {nullptr, &read}});
 }
 
 }  // namespace detail

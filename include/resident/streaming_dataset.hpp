@@ -25,6 +25,8 @@
 #include "resident/detail/dataset/batch_iterator.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/dataset/epoch_hooks.hpp"
+#include "resident/detail/dataset/from_sources.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/gather/host_gather.hpp"
@@ -46,11 +48,6 @@ namespace resident {
 /// `Epoch` for the batches, their cost and lifetime, and `wait`/`release`).
 template <class Owner, class Conversion = NoConversion, class Augment = NoAugmentation>
 using StreamingEpoch = Epoch<Owner, Conversion, Augment>;
-
-namespace detail {
-template <class Space, class... Ts>
-struct StreamFromSources;
-}  // namespace detail
 
 /// @brief A dataset streamed through the space: the same constructor arguments, the same
 /// `num_batches()` / `batch(i)` / `epoch()` and the same batch views as `DeviceDataset`, for data
@@ -112,7 +109,8 @@ struct StreamFromSources;
 /// move assignment over the dataset) stops the idle producers, waits for copies in flight and
 /// releases the memory no live epoch holds.
 template <class Space, class... Ts>
-class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>, Space, Ts...> {
+class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>, Space, Ts...>,
+                         public detail::EpochHookDefaults {
  public:
   using typename DatasetAccessors<StreamingDataset, Space, Ts...>::batch_type;
   using DatasetAccessors<StreamingDataset, Space, Ts...>::num_fields;
@@ -221,9 +219,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   template <class... Transforms>
   [[nodiscard]] epoch_for<StreamingDataset, Transforms...> epoch(EpochOptions options = {},
                                                                  Transforms... transforms) {
-    using Pack = detail::TransformPack<num_fields, Transforms...>;
-    return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...),
-            Pack::template pick<typename Pack::augmentation>(transforms...)};
+    return detail::make_epoch(*this, options, transforms...);
   }
 
   /// @cond impl
@@ -252,14 +248,6 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return options.shuffle != Shuffle::samples || streamers_.views_samples();
   }
-  // Every batch of a view epoch is a view of a chunk slot, padding included.
-  [[nodiscard]] static constexpr bool impl_gathers_some(const impl_pass_type& /*pass*/) noexcept {
-    return false;
-  }
-  [[nodiscard]] static constexpr bool impl_gathers_batch(const impl_pass_type& /*pass*/,
-                                                         std::size_t /*k*/) noexcept {
-    return false;
-  }
   [[nodiscard]] batch_type impl_view(impl_pass_type& pass, std::size_t k) {
     return views(streamer_of(pass).serve(pass.order, k), std::index_sequence_for<Ts...>{});
   }
@@ -286,7 +274,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @endcond
 
  private:
-  friend struct detail::StreamFromSources<Space, Ts...>;
+  friend struct detail::FromSources;
 
   // Streams from prepared row sources (see `load_streaming_dataset`).
   // (`sizeof...(Ts)`, not `num_fields`: the deduction guides synthesised from constructors
@@ -357,21 +345,5 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
 template <class Space, class... Ts>
 StreamingDataset(Space, DatasetOptions, HostTensor<Ts>...)
     -> StreamingDataset<Space, std::remove_const_t<Ts>...>;
-
-namespace detail {
-
-/// @brief Makes a `StreamingDataset` from prepared row sources, for the file loaders.
-template <class Space, class... Ts>
-struct StreamFromSources {
-  static StreamingDataset<Space, Ts...> make(Space space, const DatasetOptions& options,
-                                             const DatasetLayout<sizeof...(Ts)>& layout,
-                                             std::array<RowSource, sizeof...(Ts)> sources,
-                                             std::array<Shape, sizeof...(Ts)> row_shapes) {
-    return StreamingDataset<Space, Ts...>(std::move(space), options, layout, std::move(sources),
-                                          row_shapes);
-  }
-};
-
-}  // namespace detail
 
 }  // namespace resident

@@ -20,15 +20,11 @@
 #include "resident/batch_view.hpp"
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/dataset/dataset_core.hpp"
-#include "resident/detail/dataset/epoch_order.hpp"
-#include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/dataset/from_sources.hpp"
+#include "resident/detail/dataset/preloaded_storage.hpp"
 #include "resident/detail/dataset/token_layout.hpp"
-#include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/gather/transform_pack.hpp"
 #include "resident/detail/gather/window_rows.hpp"
-#include "resident/detail/resources.hpp"
-#include "resident/detail/upload/host_upload.hpp"
 #include "resident/detail/upload/upload_plan.hpp"
 #include "resident/epoch.hpp"
 #include "resident/error.hpp"
@@ -39,9 +35,6 @@
 namespace resident {
 
 namespace detail {
-
-template <class Space, class T>
-struct PreloadTokens;
 
 /// Where a token stream's elements come from: host memory or streamed bytes (token files).
 struct TokenSource {
@@ -73,7 +66,9 @@ struct TokenSource {
 /// `std::int32_t`
 /// @note Move-only RAII, as `DeviceDataset` (moves, epochs after a move, thread-safety).
 template <class Space, class T>
-class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T> {
+class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T>,
+                     public detail::PreloadedStorage<Space, 2> {
+  using Storage = detail::PreloadedStorage<Space, 2>;
   static_assert(std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
                     std::is_same_v<T, std::int32_t>,
                 "a TokenDataset holds tokens of std::uint16_t, std::uint32_t or std::int32_t");
@@ -108,22 +103,12 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   /// context when that is 0).
   [[nodiscard]] std::size_t stride() const noexcept { return stride_; }
   /// @brief Tokens stored: those this rank's windows cover (0 once moved from).
-  [[nodiscard]] std::size_t num_tokens() const noexcept { return bytes() / sizeof(T); }
+  [[nodiscard]] std::size_t num_tokens() const noexcept { return this->bytes() / sizeof(T); }
   /// @brief Token of the caller's stream that stored token 0 is: window `first_row()`'s start.
   [[nodiscard]] std::size_t first_token() const noexcept { return first_token_.get(); }
-  /// @brief Bytes of the one allocation: the stored tokens.
-  [[nodiscard]] std::size_t bytes() const noexcept { return storage_ ? storage_->bytes() : 0; }
-  /// @brief Shares ownership of the allocation (see `DeviceDataset::storage_owner`).
-  [[nodiscard]] std::shared_ptr<const void> storage_owner() const noexcept {
-    if (!storage_) return nullptr;
-    return std::shared_ptr<const void>(storage_, storage_->data());
-  }
-  /// @brief Bytes of the gather rings held: one per live gathering epoch, and one kept for the
-  /// next (0 until the first gathering epoch is made).
-  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
   /// @brief The whole stored stream: `num_tokens()` tokens in the space's memory.
   [[nodiscard]] BatchView<const T> tokens() const noexcept {
-    return BatchView<const T>(stored_.get(), num_tokens(), Shape{});
+    return BatchView<const T>(stored(), num_tokens(), Shape{});
   }
 
   /// @brief Batch `index` of an unshuffled epoch, as views into the stream: `x` is windows
@@ -132,8 +117,9 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   /// not one span of the stream (a padded batch, or a stride other than the context): read it
   /// from an epoch, which gathers it.
   [[nodiscard]] batch_type batch(std::size_t index) const {
-    if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "token dataset");
-    const detail::BatchSlice slice = core_.geometry().slice(index, core_.geometry().replica);
+    const auto& core = this->impl_core();
+    if (index >= core.num_batches()) core.throw_batch_out_of_range(index, "token dataset");
+    const detail::BatchSlice slice = core.geometry().slice(index, core.geometry().replica);
     detail::refuse_unless_span(index, slice, context_, stride_);
     return views(slice);
   }
@@ -149,63 +135,41 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
                   "token windows are not images: augment<>() does not apply to a TokenDataset "
                   "(convert<>() does)");
-    return {*this, options, Pack::template pick<typename Pack::conversion>(transforms...), {}};
+    return detail::make_epoch(*this, options, transforms...);
   }
 
   /// @cond impl
-  // Implementation access for `Epoch` and `TokenCorpus` (see `DeviceDataset`).
-  [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
-    return core_;
-  }
-  [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] detail::GatherRings<Space>& impl_rings() noexcept { return rings_; }
-  [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
-  using impl_pass_type = detail::EpochOrder;
+  // What `Epoch` asks of the dataset beyond what every preloaded dataset answers (see
+  // `detail::PreloadedStorage`): its batches as views of the stream where they are one span
+  // of it, and where a gathered batch's windows are.
+  using typename Storage::impl_gathered;
+  using typename Storage::impl_pass_type;
   static constexpr const char* impl_holding = "the token stream";
-  [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
-                                              const EpochOptions& options, bool /*gathers*/) const {
-    return {core_.geometry(), options};
-  }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return stride_ == context_ && options.shuffle != Shuffle::samples;
   }
   // A view epoch gathers its padded batches: only a replica's last batch can be one (see
   // `ShardGeometry::slice`), or all of them on a rank that owns no window.
   [[nodiscard]] bool impl_gathers_some(const impl_pass_type& pass) const noexcept {
-    const std::size_t batches = core_.num_batches();
+    const std::size_t batches = this->num_batches();
     return batches != 0 && impl_gathers_batch(pass, batches - 1);
   }
   [[nodiscard]] bool impl_gathers_batch(const impl_pass_type& pass, std::size_t k) const noexcept {
-    return !spans(pass.slice(core_.geometry(), k));
+    return !spans(pass.slice(this->impl_core().geometry(), k));
   }
   [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) const {
-    return views(pass.slice(core_.geometry(), k));
-  }
-  struct impl_gathered {
-    detail::RowOrder order;
-    detail::BatchSlice slice;
-  };
-  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
-    return {pass.rows(core_.geometry(), k), pass.slice(core_.geometry(), k)};
+    return views(pass.slice(this->impl_core().geometry(), k));
   }
   // Field 0 (x) reads each window from its start, field 1 (y) one token on.
   template <std::size_t Field>
   [[nodiscard]] detail::WindowRows<T> impl_rows(const impl_pass_type& /*pass*/,
                                                 const impl_gathered& /*gathered*/) const noexcept {
-    return {stored_.get() + Field, stride_, stored_windows_.get()};
-  }
-  // Views of the stream need no order: the upload completed before the dataset was made.
-  void impl_wait_view(const impl_pass_type& /*pass*/, std::size_t /*k*/,
-                      typename Space::stream_type /*consumer*/) const noexcept {}
-  void impl_release_view(const impl_pass_type& /*pass*/, std::size_t /*k*/,
-                         typename Space::stream_type /*consumer*/) const noexcept {}
-  [[nodiscard]] const std::array<Shape, num_fields>& impl_row_shapes() const noexcept {
-    return row_shapes_.get();
+    return {stored() + Field, stride_, stored_windows_.get()};
   }
   /// @endcond
 
  private:
-  friend struct detail::PreloadTokens<Space, T>;
+  friend struct detail::FromSources;
 
   static std::size_t stream_length(const HostTensor<const T>& tokens) {
     RESIDENT_EXPECTS(tokens.shape().rank() == 1,
@@ -217,45 +181,49 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
 
   // From a source of any kind (host memory, or token files' bytes): the same checks,
   // allocation and upload.
-  TokenDataset(Space space, DatasetOptions options, TokenOptions window,
-               const detail::TokenSource& source) {
-    const detail::TokenWindows stream = detail::make_token_windows(source.tokens, window);
-    const auto layout = detail::make_token_layout(options, stream, sizeof(T));
-    detail::check_upload_options(options);
-    const detail::StoredWindows stored = detail::stored_windows(stream, layout.geometry);
-    const std::size_t reserve = detail::reserve_for(space, options);
-    const detail::CapacityVerdict verdict = detail::check_capacity(
-        space, reserve, detail::token_dataset_bytes(options, stream, layout, sizeof(T)));
-    if (!verdict.fits)
-      throw verdict.refusal(
-          "shard it (Sharding::partitioned stores a rank's windows only), free memory, or load "
-          "it with load_token_file, which streams a token file that does not fit",
-          "token dataset");
-
-    detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
-    detail::Allocation<Space> storage(core.space(), layout.total_bytes, core.stream(),
-                                      core.stream_keep_alive());
-    const std::size_t first_byte = stored.first_token(stream) * sizeof(T);
-    detail::UploadPlan upload;
-    upload.total_bytes = layout.total_bytes;
-    if (source.source.streamed != nullptr)
-      upload.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
-    else
-      upload.parts.push_back({0, layout.total_bytes,
-                              static_cast<const std::byte*>(source.source.memory) + first_byte});
-    space_traits<Space>::upload_engine::upload(core.space(), storage.data(), upload, options,
-                                               core.stream());
-
-    context_ = stream.context;
-    stride_ = stream.stride;
-    stored_ = detail::ResetOnMove<const T*>(
-        reinterpret_cast<const T*>(storage.data()));  // NOLINT: the allocation holds tokens
+  TokenDataset(Space space, const DatasetOptions& options, TokenOptions window,
+               const detail::TokenSource& source)
+      : TokenDataset(std::move(space), options, detail::make_token_windows(source.tokens, window),
+                     source) {}
+  TokenDataset(Space space, const DatasetOptions& options, const detail::TokenWindows& stream,
+               const detail::TokenSource& source)
+      : Storage(std::move(space), options, request(options, stream, source)),
+        context_(stream.context),
+        stride_(stream.stride) {
+    const detail::StoredWindows stored =
+        detail::stored_windows(stream, this->impl_core().geometry());
     stored_windows_ = detail::ResetOnMove<std::size_t>(stored.windows);
     first_token_ = detail::ResetOnMove<std::size_t>(stored.first_token(stream));
-    row_shapes_ = detail::ResetOnMove<std::array<Shape, num_fields>>(
-        {Shape{stream.context}, Shape{stream.context}});
-    storage_ = std::make_shared<detail::Allocation<Space>>(std::move(storage));
-    core_ = std::move(core);
+  }
+
+  // The stored tokens: those this rank's windows cover, read from `source` at the first one's
+  // first token; what the capacity check counts besides (a ring, where every epoch gathers).
+  static detail::PreloadRequest<2> request(const DatasetOptions& options,
+                                           const detail::TokenWindows& stream,
+                                           const detail::TokenSource& source) {
+    detail::PreloadRequest<2> request;
+    request.layout = detail::make_token_layout(options, stream, sizeof(T));
+    request.needed_bytes = detail::token_dataset_bytes(options, stream, request.layout, sizeof(T));
+    const std::size_t first_byte =
+        detail::stored_windows(stream, request.layout.geometry).first_token(stream) * sizeof(T);
+    const std::size_t bytes = request.layout.total_bytes;
+    request.upload.total_bytes = bytes;
+    if (source.source.streamed != nullptr)
+      request.upload.parts.push_back({0, bytes, nullptr, source.source.streamed, first_byte});
+    else
+      request.upload.parts.push_back(
+          {0, bytes, static_cast<const std::byte*>(source.source.memory) + first_byte});
+    request.row_shapes = {Shape{stream.context}, Shape{stream.context}};
+    request.advice =
+        "shard it (Sharding::partitioned stores a rank's windows only), free memory, or load it "
+        "with load_token_file, which streams a token file that does not fit";
+    request.subject = "token dataset";
+    return request;
+  }
+
+  // The allocation's tokens.
+  [[nodiscard]] const T* stored() const noexcept {
+    return reinterpret_cast<const T*>(this->data());  // NOLINT: the allocation holds tokens
   }
 
   // Whether a batch's rows are one span of the stream: consecutive windows that tile it, none
@@ -264,21 +232,16 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     return stride_ == context_ && slice.valid == slice.rows;
   }
   [[nodiscard]] batch_type views(const detail::BatchSlice& slice) const {
-    const T* x = stored_.get() + slice.first * stride_;
+    const T* x = stored() + slice.first * stride_;
     const Shape row{context_};
     return batch_type(BatchView<const T>(x, slice.rows, row),
                       BatchView<const T>(x + 1, slice.rows, row));
   }
 
-  detail::DatasetCore<Space, num_fields> core_;
-  std::shared_ptr<detail::Allocation<Space>> storage_;  // shared with storage_owner()
-  std::size_t context_ = 0;                             // kept after a move, as the batch size
+  std::size_t context_ = 0;  // kept after a move, as the batch size
   std::size_t stride_ = 0;
-  detail::ResetOnMove<const T*> stored_;  // the allocation's tokens
   detail::ResetOnMove<std::size_t> stored_windows_;
   detail::ResetOnMove<std::size_t> first_token_;
-  detail::ResetOnMove<std::array<Shape, num_fields>> row_shapes_;
-  detail::GatherRings<Space> rings_;  // lent to gathering epochs, the first made by the first
 };
 
 /// Deduces the token type from the tensor: `TokenDataset ds(space, options, window, tokens)`.
@@ -291,19 +254,5 @@ template <class Space, class T>
 void swap(TokenDataset<Space, T>& a, TokenDataset<Space, T>& b) noexcept {
   a.swap(b);
 }
-
-namespace detail {
-
-/// @brief Makes a `TokenDataset` from a prepared source (the token file loader's streamed
-/// bytes), whose constructor is private so that no public signature names a `detail` type.
-template <class Space, class T>
-struct PreloadTokens {
-  static TokenDataset<Space, T> make(Space space, const DatasetOptions& options,
-                                     const TokenOptions& window, const TokenSource& source) {
-    return TokenDataset<Space, T>(std::move(space), options, window, source);
-  }
-};
-
-}  // namespace detail
 
 }  // namespace resident

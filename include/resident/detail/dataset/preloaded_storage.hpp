@@ -1,0 +1,122 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "resident/dataset_options.hpp"
+#include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/dataset/epoch_hooks.hpp"
+#include "resident/detail/dataset/epoch_order.hpp"
+#include "resident/detail/dataset/layout.hpp"
+#include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/gather/gather_ring.hpp"
+#include "resident/detail/resources.hpp"
+#include "resident/detail/upload/host_upload.hpp"
+#include "resident/detail/upload/upload_plan.hpp"
+#include "resident/epoch_options.hpp"
+#include "resident/error.hpp"
+#include "resident/shape.hpp"
+#include "resident/space_traits.hpp"
+
+namespace resident::detail {
+
+/// @brief What a preloaded dataset asks of its storage when it is made: the layout, the bytes
+/// the capacity check needs, the upload, the rows' shapes, and what a refusal says.
+template <std::size_t Fields>
+struct PreloadRequest {
+  DatasetLayout<Fields> layout;
+  std::size_t needed_bytes = 0;  ///< The allocation's, and what else the dataset counts.
+  UploadPlan upload;             ///< Into an allocation of `layout.total_bytes`.
+  std::array<Shape, Fields> row_shapes{};
+  std::string advice = CapacityError::default_advice;  ///< What a refusal says to do.
+  std::string subject = "dataset";                     ///< What a refusal says needs the bytes.
+};
+
+/// @brief A preloaded dataset's data, in one allocation of its space, and the hooks of `Epoch`
+/// that every preloaded dataset answers alike (see epoch_hooks.hpp): the base of
+/// `DeviceDataset` and `TokenDataset`, which add the views of their batches (`impl_views`,
+/// `impl_view`), where a gather reads their rows (`impl_rows`), and what a refusal names
+/// (`impl_holding`). Move-only; moved from, it holds nothing.
+template <class Space, std::size_t Fields>
+class PreloadedStorage : public EpochHookDefaults {
+ public:
+  /// @brief Bytes of the one allocation (for a `DeviceDataset`: its fields, their
+  /// `Remainder::pad` rows, alignment; for a `TokenDataset`: the stored tokens).
+  [[nodiscard]] std::size_t bytes() const noexcept { return storage_ ? storage_->bytes() : 0; }
+  /// @brief Shares ownership of the dataset's allocation: its memory stays valid while any
+  /// copy of this pointer lives, even after the dataset is destroyed (DLPack exports rely on
+  /// it). Null for an empty or moved-from dataset. The pointer is the allocation's first byte.
+  [[nodiscard]] std::shared_ptr<const void> storage_owner() const noexcept {
+    if (!storage_) return nullptr;
+    return std::shared_ptr<const void>(storage_, storage_->data());  // aliasing: shares storage_
+  }
+  /// @brief Bytes of the gather rings held: one per live gathering epoch, and one kept for the
+  /// next (0 until the first gathering epoch is made).
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
+
+  /// @cond impl
+  [[nodiscard]] const DatasetCore<Space, Fields>& impl_core() const noexcept { return core_; }
+  [[nodiscard]] DatasetCore<Space, Fields>& impl_core() noexcept { return core_; }
+  [[nodiscard]] GatherRings<Space>& impl_rings() noexcept { return rings_; }
+  [[nodiscard]] const GatherRings<Space>& impl_rings() const noexcept { return rings_; }
+  [[nodiscard]] const std::array<Shape, Fields>& impl_row_shapes() const noexcept {
+    return row_shapes_.get();
+  }
+  // An epoch's order over the stored rows, and a gathered batch's rows in it.
+  using impl_pass_type = EpochOrder;
+  [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
+                                              const EpochOptions& options, bool /*gathers*/) const {
+    return {core_.geometry(), options};
+  }
+  struct impl_gathered {
+    RowOrder order;
+    BatchSlice slice;
+  };
+  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
+    return {pass.rows(core_.geometry(), k), pass.slice(core_.geometry(), k)};
+  }
+  /// @endcond
+
+ protected:
+  PreloadedStorage() = default;
+  /// @brief Checks that `request.needed_bytes` fit beside the reserve, makes the core (and its
+  /// stream), allocates `request.layout.total_bytes` and uploads `request.upload` into it,
+  /// complete on return.
+  /// @throws InvalidArgument for invalid upload options or stream; CapacityError (naming
+  /// `request.subject`, advising `request.advice`) when the bytes do not fit, before anything
+  /// is allocated, or when the allocation fails; what the upload throws. Strong guarantee:
+  /// everything taken is released.
+  PreloadedStorage(Space space, const DatasetOptions& options,
+                   const PreloadRequest<Fields>& request) {
+    check_upload_options(options);
+    const std::size_t reserve = reserve_for(space, options);
+    const CapacityVerdict verdict = check_capacity(space, reserve, request.needed_bytes);
+    if (!verdict.fits) throw verdict.refusal(request.advice, request.subject);
+    DatasetCore<Space, Fields> core(std::move(space), options, reserve, request.layout);
+    Allocation<Space> storage(core.space(), request.layout.total_bytes, core.stream(),
+                              core.stream_keep_alive());
+    space_traits<Space>::upload_engine::upload(core.space(), storage.data(), request.upload,
+                                               options, core.stream());
+    row_shapes_ = ResetOnMove<std::array<Shape, Fields>>(request.row_shapes);
+    storage_ = std::make_shared<Allocation<Space>>(std::move(storage));
+    core_ = std::move(core);
+  }
+
+  /// @brief The allocation's first byte (null when empty or moved from).
+  [[nodiscard]] const std::byte* data() const noexcept {
+    return storage_ ? storage_->data() : nullptr;
+  }
+
+ private:
+  DatasetCore<Space, Fields> core_;
+  std::shared_ptr<Allocation<Space>> storage_;  // shared with storage_owner()
+  ResetOnMove<std::array<Shape, Fields>> row_shapes_;
+  GatherRings<Space> rings_;  // lent to gathering epochs, the first made by the first
+};
+
+}  // namespace resident::detail
