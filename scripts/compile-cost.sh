@@ -9,8 +9,11 @@
 #   - device_dataset:  a unit that includes resident/device_dataset.hpp alone;
 #   - resident:        a unit that includes resident/resident.hpp;
 #   - readme_example:  examples/readme_example.cpp (the README's example);
-# and the lines resident/resident.hpp preprocesses to. The CUDA toolkit's headers are on the
-# include path where it is installed (RESIDENT_HAS_CUDA then holds, as in a CUDA build).
+# and, counted once: the lines of include/'s headers; the lines resident/resident.hpp and
+# resident/streaming_dataset.hpp preprocess to; and the lines of <zlib.h> (and of the headers
+# it includes) in streaming_dataset.hpp's, 0 where the streaming core reaches no file format.
+# The CUDA toolkit's headers are on the include path where it is installed (RESIDENT_HAS_CUDA
+# then holds, as in a CUDA build).
 # Usage: scripts/compile-cost.sh [REV...]   (run it on an otherwise idle machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +27,7 @@ trap 'rm -rf "$scratch"' EXIT
 printf '#include <algorithm>\n#include <cstddef>\n#include <cstdint>\n#include <memory>\n#include <string>\n#include <vector>\n' >"$scratch/std6.cpp"
 printf '#include "resident/device_dataset.hpp"\n' >"$scratch/device_dataset.cpp"
 printf '#include "resident/resident.hpp"\n' >"$scratch/resident.cpp"
+printf '#include "resident/streaming_dataset.hpp"\n' >"$scratch/streaming_dataset.cpp"
 
 # best SOURCE INCLUDE_DIR: the fastest of `runs` compiles, in seconds.
 best() {
@@ -37,22 +41,38 @@ best() {
   printf '%d.%02d' $((fastest / 1000000)) $((fastest % 1000000 / 10000))
 }
 
-# measure LABEL TREE: one row for the tree at TREE (include/ and examples/).
-measure() {
-  local label=$1 tree=$2 lines
-  lines=$("$cxx" -std=c++17 -I"$tree/include" "${cuda_include[@]}" -E "$scratch/resident.cpp" |
-    wc -l)
-  printf '%-14s %6s %15s %9s %15s %9s\n' "$label" "$(best "$scratch/std6.cpp" "$tree/include")" \
-    "$(best "$scratch/device_dataset.cpp" "$tree/include")" \
-    "$(best "$scratch/resident.cpp" "$tree/include")" \
-    "$(best "$tree/examples/readme_example.cpp" "$tree/include")" "$lines"
+# preprocessed SOURCE TREE: the lines SOURCE preprocesses to with TREE's headers.
+preprocessed() {
+  "$cxx" -std=c++17 -I"$2/include" "${cuda_include[@]}" -E "$1" | wc -l
 }
 
-printf '%-14s %6s %15s %9s %15s %9s\n' tree std6 device_dataset resident readme_example lines
+# zlib_lines TREE: the lines of streaming_dataset.hpp's preprocessed text that come from zlib's
+# headers (the line markers name the file each run of lines comes from).
+zlib_lines() {
+  "$cxx" -std=c++17 -I"$1/include" "${cuda_include[@]}" -E "$scratch/streaming_dataset.cpp" |
+    awk '/^# [0-9]+ "/ { from = $3 } !/^#/ && from ~ /\/(zlib|zconf)\.h"$/ { ++n } END { print n + 0 }'
+}
+
+# measure LABEL TREE: one row for the tree at TREE (include/ and examples/).
+measure() {
+  local label=$1 tree=$2 header_lines
+  header_lines=$(find "$tree/include" -name '*.hpp' -o -name '*.cuh' | xargs cat | wc -l)
+  printf '%-14s %6s %15s %9s %15s %9s %9s %9s %6s\n' "$label" \
+    "$(best "$scratch/std6.cpp" "$tree/include")" \
+    "$(best "$scratch/device_dataset.cpp" "$tree/include")" \
+    "$(best "$scratch/resident.cpp" "$tree/include")" \
+    "$(best "$tree/examples/readme_example.cpp" "$tree/include")" "$header_lines" \
+    "$(preprocessed "$scratch/resident.cpp" "$tree")" \
+    "$(preprocessed "$scratch/streaming_dataset.cpp" "$tree")" "$(zlib_lines "$tree")"
+}
+
+printf '%-14s %6s %15s %9s %15s %9s %9s %9s %6s\n' tree std6 device_dataset resident \
+  readme_example headers resident.E streaming.E zlib
 for rev in "$@"; do
   mkdir -p "$scratch/$rev"
   git archive "$rev" include examples | tar -x -C "$scratch/$rev"
   measure "$(git rev-parse --short "$rev")" "$scratch/$rev"
 done
 measure "working tree" "$PWD"
-echo "compile-cost: $cxx -std=c++17 -O2, best of $runs; seconds, and the lines resident.hpp preprocesses to"
+echo "compile-cost: $cxx -std=c++17 -O2, best of $runs; seconds; lines of include/'s headers," \
+  "of resident.hpp and streaming_dataset.hpp preprocessed, and of zlib's headers in the latter"

@@ -32,7 +32,6 @@
 #include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/detail/gather/field_transforms.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
-#include "resident/detail/gather/gather_setup.hpp"
 #include "resident/detail/gather/host_gather.hpp"
 #include "resident/detail/gather/kernel_gather.hpp"
 #include "resident/detail/gather/transform_pack.hpp"
@@ -355,11 +354,11 @@ class Epoch {
     auto* indices = reinterpret_cast<std::int64_t*>(base + ring_.index_offset);  // NOLINT
     // The kernels go to the dataset's device, whichever the caller has current.
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
-    const auto& fences = ring_loan_->fences();
-    fences.before_fill(slot, dataset_->stream());
     if (!engine_)
       engine_.emplace(detail::GatherSetup{dataset_->impl_core().config().gather_threads,
                                           detail::batch_bytes(dataset_->impl_core())});
+    const auto& fences = ring_loan_->fences();
+    fences.before_fill(slot, dataset_->stream());
     if (with_fields)
       engine_->gather(gathered.order, gathered.slice.rows, indices, dataset_->stream(),
                       gather_field<Field>(base, gathered)...);

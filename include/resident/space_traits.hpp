@@ -55,6 +55,13 @@ constexpr std::size_t usable_bytes(std::size_t free, std::size_t reserve) noexce
 /// current.
 struct NoDeviceScope {};
 
+/// @brief What a gather engine is made with, once per gathering epoch (see
+/// `default_space_traits::gather_engine`).
+struct GatherSetup {
+  unsigned threads = 0;         ///< `DatasetOptions::gather_threads` (0: the engine decides).
+  std::size_t batch_bytes = 0;  ///< Bytes of the epoch's largest batch, all fields together.
+};
+
 // The default engines of `space_traits`, defined in the headers named.
 struct CopyTeamUpload;  // host_upload.hpp
 template <class Space>

@@ -25,9 +25,9 @@
 #include "resident/detail/dataset/batch_iterator.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
-#include "resident/detail/dataset/epoch_hooks.hpp"
 #include "resident/detail/dataset/from_sources.hpp"
 #include "resident/detail/dataset/layout.hpp"
+#include "resident/detail/dataset/owner_base.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/gather/host_gather.hpp"
 #include "resident/detail/stream/chunk_rows.hpp"
@@ -110,7 +110,7 @@ using StreamingEpoch = Epoch<Owner, Conversion, Augment>;
 /// releases the memory no live epoch holds.
 template <class Space, class... Ts>
 class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>, Space, Ts...>,
-                         public detail::EpochHookDefaults {
+                         public detail::OwnerBase<Space, sizeof...(Ts)> {
  public:
   using typename DatasetAccessors<StreamingDataset, Space, Ts...>::batch_type;
   using DatasetAccessors<StreamingDataset, Space, Ts...>::num_fields;
@@ -142,7 +142,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// planned (`planned_ring_bytes()`), so that no other allocation can take it before the first
   /// gathering epoch; one more per further gathering epoch that lives at the same time, and a
   /// wider one for an epoch whose conversion is wider than planned.
-  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return this->impl_rings().bytes(); }
   /// @brief Bytes the gather ring was planned for beside the chunk slots.
   [[nodiscard]] std::size_t planned_ring_bytes() const noexcept { return planned_ring_.get(); }
   /// @brief Bytes of host memory the dataset owns for its rows: files read, or `.npz` members
@@ -152,11 +152,13 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @brief The order chosen (`StreamOrder::whole_epoch` or `window`; see the class note);
   /// `StreamOrder::automatic`, none chosen, for a moved-from dataset.
   [[nodiscard]] StreamOrder order() const noexcept {
-    if (core_.moved_from()) return StreamOrder::automatic;
+    if (this->impl_core().moved_from()) return StreamOrder::automatic;
     return streamers_.whole_epoch() ? StreamOrder::whole_epoch : StreamOrder::window;
   }
   /// @brief Bytes the fields would take preloaded (what did not fit).
-  [[nodiscard]] std::size_t data_bytes() const noexcept { return core_.layout().total_bytes; }
+  [[nodiscard]] std::size_t data_bytes() const noexcept {
+    return this->impl_core().layout().total_bytes;
+  }
   /// @brief Batches per chunk (`StreamOptions::chunk_batches`, or the automatic size; at most
   /// the batches).
   [[nodiscard]] std::size_t chunk_batches() const noexcept { return stream_layout().chunk_batches; }
@@ -179,9 +181,9 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @brief Rows a `Shuffle::samples` batch draws from: every row of the epoch's order in
   /// whole-epoch order, else the rows of its window (`window_chunks()` chunks).
   [[nodiscard]] std::size_t window_rows() const noexcept {
-    if (order() == StreamOrder::whole_epoch) return core_.geometry().order_rows;
+    if (order() == StreamOrder::whole_epoch) return this->impl_core().geometry().order_rows;
     return stream_layout().window_chunks * stream_layout().chunk_batches *
-           core_.config().batch_size;
+           this->impl_core().config().batch_size;
   }
 
   /// @brief Batch `index` of an unshuffled epoch: the same rows as `DeviceDataset::batch`.
@@ -195,12 +197,14 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// an epoch then: `epoch()` serves `batch(i)` as its batch `i`); FormatError when a source
   /// file was truncated or removed; CudaError when a copy fails.
   [[nodiscard]] batch_type batch(std::size_t index) {
-    if (index >= core_.num_batches()) core_.throw_batch_out_of_range(index, "streaming dataset");
+    if (index >= this->impl_core().num_batches())
+      this->impl_core().throw_batch_out_of_range(index, "streaming dataset");
     if (!plain_) {
       // The pass is the dataset's own, as long as it keeps it: it watches a token of its own.
       auto owner = std::make_shared<const bool>(true);
       plain_ = std::make_unique<PlainPass>(PlainPass{
-          streamers_.make_pass(owner, {}, false, core_.config().reserve_bytes, false), owner});
+          streamers_.make_pass(owner, {}, false, this->impl_core().config().reserve_bytes, false),
+          owner});
     }
     return impl_view(plain_->pass, index);
   }
@@ -225,15 +229,6 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   /// @cond impl
   // Implementation access, as Kokkos' `impl_` members: for `Epoch` and `Dataset`, not part of
   // the API.
-  [[nodiscard]] const detail::DatasetCore<Space, num_fields>& impl_core() const noexcept {
-    return core_;
-  }
-  [[nodiscard]] detail::DatasetCore<Space, num_fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] detail::GatherRings<Space>& impl_rings() noexcept { return rings_; }
-  [[nodiscard]] const detail::GatherRings<Space>& impl_rings() const noexcept { return rings_; }
-  [[nodiscard]] const std::array<Shape, num_fields>& impl_row_shapes() const noexcept {
-    return row_shapes_;
-  }
   // What `Epoch` asks of the dataset it serves (see `DeviceDataset`): a pass of the stream
   // with the chunk slots lent to it, its batches as views of them, and where a gathered batch's
   // rows lie in them.
@@ -242,8 +237,8 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> borrower,
                                               const EpochOptions& options, bool gathers) {
     plain_.reset();
-    return streamers_.make_pass(std::move(borrower), options, gathers, core_.config().reserve_bytes,
-                                true);
+    return streamers_.make_pass(std::move(borrower), options, gathers,
+                                this->impl_core().config().reserve_bytes, true);
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return options.shuffle != Shuffle::samples || streamers_.views_samples();
@@ -253,7 +248,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   }
   using impl_gathered = typename detail::ChunkStreamer<Space, num_fields>::Gathered;
   [[nodiscard]] impl_gathered impl_gather(impl_pass_type& pass, std::size_t k) {
-    return streamers_.gather(pass, k, core_.config().reserve_bytes);
+    return streamers_.gather(pass, k, this->impl_core().config().reserve_bytes);
   }
   template <std::size_t Field>
   [[nodiscard]] auto impl_rows(const impl_pass_type& pass,
@@ -283,7 +278,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
                    const detail::DatasetLayout<sizeof...(Ts)>& layout,
                    std::array<detail::RowSource, sizeof...(Ts)> sources,
                    std::array<Shape, sizeof...(Ts)> row_shapes)
-      : row_shapes_(row_shapes) {
+      : detail::OwnerBase<Space, sizeof...(Ts)>(row_shapes) {
     const std::size_t reserve = detail::reserve_for(space, options);
     const detail::CapacityVerdict capacity = detail::check_capacity(space, reserve, 0);
     const std::size_t ring = detail::planned_ring_bytes(layout, {sizeof(Ts)...}, options);
@@ -298,10 +293,10 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     streamers_ = detail::ChunkStreamers<Space, num_fields>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),
         whole_epoch, detail::upload_thread_count(options.upload_threads, stream.slot_bytes));
-    rings_.reserve(core, ring);
+    this->impl_rings().reserve(core, ring);
     stream_layout_ = detail::ResetOnMove<detail::StreamLayout<num_fields>>(stream);
     planned_ring_ = detail::ResetOnMove<std::size_t>(ring);
-    core_ = std::move(core);
+    this->impl_core() = std::move(core);
     // Last, once nothing can refuse the dataset: a refusal costs no advice.
     if (options.streaming.large_pages) streamers_.advise_large_pages();
   }
@@ -310,27 +305,25 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     return stream_layout_.get();
   }
   [[nodiscard]] detail::ChunkStreamer<Space, num_fields>& streamer_of(impl_pass_type& pass) {
-    return streamers_.streamer(pass, core_.config().reserve_bytes);
+    return streamers_.streamer(pass, this->impl_core().config().reserve_bytes);
   }
 
   template <std::size_t... Field>
   [[nodiscard]] batch_type views(
       const typename detail::ChunkStreamer<Space, num_fields>::Served& served,
       std::index_sequence<Field...> /*fields*/) const {
-    return batch_type(
-        BatchView<const Ts>(reinterpret_cast<const Ts*>(  // NOLINT: typed view of the slot's bytes
-                                served.slot + stream_layout().offsets[Field] +
-                                served.first_row * core_.layout().row_bytes[Field]),
-                            served.slice.rows, row_shapes_[Field], served.slice.valid)...);
+    return batch_type(BatchView<const Ts>(
+        reinterpret_cast<const Ts*>(  // NOLINT: typed view of the slot's bytes
+            served.slot + stream_layout().offsets[Field] +
+            served.first_row * this->impl_core().layout().row_bytes[Field]),
+        served.slice.rows, this->impl_row_shapes()[Field], served.slice.valid)...);
   }
 
-  // The streamer shares the ownership of the core's stream, so that its producer is joined and
-  // its copies drained before the stream goes, whichever member a destruction or a move
-  // assignment releases first.
-  detail::DatasetCore<Space, num_fields> core_;
   detail::ResetOnMove<detail::StreamLayout<num_fields>> stream_layout_;
   detail::ResetOnMove<std::size_t> planned_ring_;
-  std::array<Shape, num_fields> row_shapes_{};
+  // The streamers share the ownership of the core's stream (the base's), so that a producer is
+  // joined and its copies drained before the stream goes, whichever a destruction or a move
+  // assignment releases first.
   detail::ChunkStreamers<Space, num_fields> streamers_;  // lent to the passes
   // The pass of `batch(i)`, if any, and the token it borrows its chunk slots with.
   struct PlainPass {
@@ -338,7 +331,6 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     std::shared_ptr<const bool> owner;
   };
   std::unique_ptr<PlainPass> plain_;
-  detail::GatherRings<Space> rings_;  // lent to gathering epochs; the planned one made with it
 };
 
 /// Deduces the field types from the tensors: `StreamingDataset ds(space, opt, x, y)`.

@@ -14,7 +14,6 @@
 #include <utility>
 
 #include "resident/detail/gather/gather_kernels.hpp"
-#include "resident/detail/gather/gather_setup.hpp"
 #include "resident/host_space.hpp"
 #include "resident/space_traits.hpp"
 

@@ -10,9 +10,9 @@
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
-#include "resident/detail/dataset/epoch_hooks.hpp"
 #include "resident/detail/dataset/epoch_order.hpp"
 #include "resident/detail/dataset/layout.hpp"
+#include "resident/detail/dataset/owner_base.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/resources.hpp"
@@ -38,12 +38,12 @@ struct PreloadRequest {
 };
 
 /// @brief A preloaded dataset's data, in one allocation of its space, and the hooks of `Epoch`
-/// that every preloaded dataset answers alike (see epoch_hooks.hpp): the base of
+/// that every preloaded dataset answers alike (see owner_base.hpp): the base of
 /// `DeviceDataset` and `TokenDataset`, which add the views of their batches (`impl_views`,
 /// `impl_view`), where a gather reads their rows (`impl_rows`), and what a refusal names
 /// (`impl_holding`). Move-only; moved from, it holds nothing.
 template <class Space, std::size_t Fields>
-class PreloadedStorage : public EpochHookDefaults {
+class PreloadedStorage : public OwnerBase<Space, Fields> {
  public:
   /// @brief Bytes of the one allocation (for a `DeviceDataset`: its fields, their
   /// `Remainder::pad` rows, alignment; for a `TokenDataset`: the stored tokens).
@@ -57,28 +57,22 @@ class PreloadedStorage : public EpochHookDefaults {
   }
   /// @brief Bytes of the gather rings held: one per live gathering epoch, and one kept for the
   /// next (0 until the first gathering epoch is made).
-  [[nodiscard]] std::size_t ring_bytes() const noexcept { return rings_.bytes(); }
+  [[nodiscard]] std::size_t ring_bytes() const noexcept { return this->impl_rings().bytes(); }
 
   /// @cond impl
-  [[nodiscard]] const DatasetCore<Space, Fields>& impl_core() const noexcept { return core_; }
-  [[nodiscard]] DatasetCore<Space, Fields>& impl_core() noexcept { return core_; }
-  [[nodiscard]] GatherRings<Space>& impl_rings() noexcept { return rings_; }
-  [[nodiscard]] const GatherRings<Space>& impl_rings() const noexcept { return rings_; }
-  [[nodiscard]] const std::array<Shape, Fields>& impl_row_shapes() const noexcept {
-    return row_shapes_.get();
-  }
   // An epoch's order over the stored rows, and a gathered batch's rows in it.
   using impl_pass_type = EpochOrder;
   [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
                                               const EpochOptions& options, bool /*gathers*/) const {
-    return {core_.geometry(), options};
+    return {this->impl_core().geometry(), options};
   }
   struct impl_gathered {
     RowOrder order;
     BatchSlice slice;
   };
   [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
-    return {pass.rows(core_.geometry(), k), pass.slice(core_.geometry(), k)};
+    const ShardGeometry& geometry = this->impl_core().geometry();
+    return {pass.rows(geometry, k), pass.slice(geometry, k)};
   }
   /// @endcond
 
@@ -92,7 +86,8 @@ class PreloadedStorage : public EpochHookDefaults {
   /// is allocated, or when the allocation fails; what the upload throws. Strong guarantee:
   /// everything taken is released.
   PreloadedStorage(Space space, const DatasetOptions& options,
-                   const PreloadRequest<Fields>& request) {
+                   const PreloadRequest<Fields>& request)
+      : OwnerBase<Space, Fields>(request.row_shapes) {
     check_upload_options(options);
     const std::size_t reserve = reserve_for(space, options);
     const CapacityVerdict verdict = check_capacity(space, reserve, request.needed_bytes);
@@ -102,9 +97,8 @@ class PreloadedStorage : public EpochHookDefaults {
                               core.stream_keep_alive());
     space_traits<Space>::upload_engine::upload(core.space(), storage.data(), request.upload,
                                                options, core.stream());
-    row_shapes_ = ResetOnMove<std::array<Shape, Fields>>(request.row_shapes);
     storage_ = std::make_shared<Allocation<Space>>(std::move(storage));
-    core_ = std::move(core);
+    this->impl_core() = std::move(core);
   }
 
   /// @brief The allocation's first byte (null when empty or moved from).
@@ -113,10 +107,7 @@ class PreloadedStorage : public EpochHookDefaults {
   }
 
  private:
-  DatasetCore<Space, Fields> core_;
   std::shared_ptr<Allocation<Space>> storage_;  // shared with storage_owner()
-  ResetOnMove<std::array<Shape, Fields>> row_shapes_;
-  GatherRings<Space> rings_;  // lent to gathering epochs, the first made by the first
 };
 
 }  // namespace resident::detail

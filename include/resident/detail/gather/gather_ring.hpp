@@ -40,10 +40,10 @@ class NoRingFences {
   void drain() const noexcept {}
 };
 
-/// @brief One gather ring: an allocation of the dataset's space holding `slots` batches, and
-/// the fences that order each slot against the streams that read it. Its memory is shared: what
-/// keeps a gathered batch (a tensor over it: `owner()`) keeps the allocation after the ring is
-/// released.
+/// @brief One gather ring: an allocation of the dataset's space that holds an epoch's ring
+/// slots, and the fences that order each slot against the streams that read it. Its memory is
+/// shared: what keeps a gathered batch (a tensor over it: `owner()`) keeps the allocation after the
+/// ring is released.
 template <class Space>
 class GatherRing {
  public:
@@ -76,7 +76,7 @@ class GatherRing {
     return std::shared_ptr<const void>(memory_, memory_->data());
   }
   [[nodiscard]] const fences_type& fences() const noexcept { return fences_; }
-  /// @brief Fences for `slots` slots, made by the epoch the ring is lent to (its depth, which
+  /// @brief Fences for `slots` slots, made for the epoch that holds the ring (its depth, which
   /// only its layout knows: at most the batches there are).
   /// @throws what the fences' events throw.
   void ensure(const Space& space, std::size_t slots) { fences_.ensure(space, slots); }

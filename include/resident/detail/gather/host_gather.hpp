@@ -17,7 +17,7 @@
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/gather/augment_row.hpp"
-#include "resident/detail/gather/gather_setup.hpp"
+#include "resident/space_traits.hpp"
 
 namespace resident::detail {
 
@@ -236,21 +236,20 @@ class HostGather {
   /// Gathers read host memory: a whole-epoch stream's gathers read its rows where they lie.
   static constexpr bool reads_host_memory = true;
 
-  explicit HostGather(const GatherSetup& setup) noexcept : setup_(setup) {}
+  /// @brief The epoch's copy team, sized by the bytes of its largest batch.
+  /// @throws std::bad_alloc, std::system_error when the team cannot be made.
+  explicit HostGather(const GatherSetup& setup)
+      : workers_(
+            std::make_unique<CopyWorkers>(gather_thread_count(setup.threads, setup.batch_bytes))) {}
 
   /// @brief Every epoch can be gathered: nothing to refuse.
   template <class Order, class Stream, class... Fields>
   static constexpr void check() noexcept {}
 
-  /// @brief `host_gather` on the epoch's copy team, made at the first gather and sized by the
-  /// bytes of the largest batch.
-  /// @throws std::bad_alloc, std::system_error when the team cannot be made.
+  /// @brief `host_gather` on the epoch's copy team.
   template <class Order, class Stream, class... Fields>
   void gather(const Order& order, std::size_t rows, std::int64_t* indices, Stream /*stream*/,
               const Fields&... fields) {
-    if (!workers_)
-      workers_ =
-          std::make_unique<CopyWorkers>(gather_thread_count(setup_.threads, setup_.batch_bytes));
     host_gather(order, rows, indices, *workers_, fields...);
   }
 
@@ -262,8 +261,7 @@ class HostGather {
   }
 
  private:
-  GatherSetup setup_;
-  std::unique_ptr<CopyWorkers> workers_;
+  std::unique_ptr<CopyWorkers> workers_;  // on the heap: the engine moves with its epoch
 };
 
 }  // namespace resident::detail

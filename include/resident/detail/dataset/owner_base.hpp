@@ -1,0 +1,66 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// What `Epoch` asks of the dataset that owns it, its hooks (public `impl_` members, left out of
+// the reference): `impl_core()`, `impl_rings()`, `impl_row_shapes()`; `impl_pass_type` and
+// `impl_make_pass(borrower, options, gathers)`, the epoch's order (on a stream, with the chunk
+// slots lent to it); `impl_views(options)`, whether its batches are views; `impl_view(pass, k)`;
+// `impl_gathers_some(pass)` and `impl_gathers_batch(pass, k)`, the batches of a view epoch that
+// are gathered all the same; `impl_gathered` and `impl_gather(pass, k)`, a gathered batch's
+// row order and slice; `impl_rows<Field>(pass, gathered)`, where its rows lie;
+// `impl_wait_view`/`impl_release_view`, a view's order against a consumer stream; and
+// `impl_holding`, what holds the memory a refusal names.
+
+#include <array>
+#include <cstddef>
+
+#include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/gather/gather_ring.hpp"
+#include "resident/shape.hpp"
+
+namespace resident::detail {
+
+/// @brief What every dataset owner holds for its epochs (its core, the gather rings it lends
+/// them, its rows' shapes) and the hooks whose answer is the same for most: no batch of a view
+/// epoch is gathered, and a view needs no order before or after it is read. The base of every
+/// owner, which writes only the hooks it answers otherwise. Moved from, it holds nothing.
+template <class Space, std::size_t Fields>
+class OwnerBase {
+ public:
+  /// @cond impl
+  [[nodiscard]] const DatasetCore<Space, Fields>& impl_core() const noexcept { return core_; }
+  [[nodiscard]] DatasetCore<Space, Fields>& impl_core() noexcept { return core_; }
+  [[nodiscard]] GatherRings<Space>& impl_rings() noexcept { return rings_; }
+  [[nodiscard]] const GatherRings<Space>& impl_rings() const noexcept { return rings_; }
+  [[nodiscard]] const std::array<Shape, Fields>& impl_row_shapes() const noexcept {
+    return row_shapes_.get();
+  }
+  template <class Pass>
+  [[nodiscard]] static constexpr bool impl_gathers_some(const Pass& /*pass*/) noexcept {
+    return false;
+  }
+  template <class Pass>
+  [[nodiscard]] static constexpr bool impl_gathers_batch(const Pass& /*pass*/,
+                                                         std::size_t /*k*/) noexcept {
+    return false;
+  }
+  template <class Pass, class Stream>
+  static constexpr void impl_wait_view(const Pass& /*pass*/, std::size_t /*k*/,
+                                       Stream /*consumer*/) noexcept {}
+  template <class Pass, class Stream>
+  static constexpr void impl_release_view(const Pass& /*pass*/, std::size_t /*k*/,
+                                          Stream /*consumer*/) noexcept {}
+  /// @endcond
+
+ protected:
+  OwnerBase() = default;
+  explicit OwnerBase(const std::array<Shape, Fields>& row_shapes) : row_shapes_(row_shapes) {}
+
+ private:
+  DatasetCore<Space, Fields> core_;
+  GatherRings<Space> rings_;  // lent to gathering epochs
+  ResetOnMove<std::array<Shape, Fields>> row_shapes_;
+};
+
+}  // namespace resident::detail
