@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -65,6 +66,47 @@ TYPED_TEST(TypedEpoch, GatheringEpochsServeEveryRowOnceThroughTheSpacesEngine) {
     EXPECT_GT(engine_gathers, 0u) << "the space's own engine gathered";
   else
     EXPECT_EQ(engine_gathers, 0u) << "another space's engine gathered";
+}
+
+// A gather engine is sized by the batch as gathered: a conversion to float counts four bytes
+// an element, not the one the stored uint8_t takes.
+TEST(Epoch, TheEngineIsMadeWithTheBytesOfTheBatchAsGathered) {
+  const std::vector<std::uint8_t> pixels(20 * 12, 7);
+  DeviceDataset<resident::testing::BlockGatherSpace, std::uint8_t> ds(
+      resident::testing::BlockGatherSpace{}, epoch_options(5, Remainder::drop),
+      HostTensor<const std::uint8_t>(pixels.data(), {20, 12}));
+  auto converted = ds.epoch({0, 0, Shuffle::none}, resident::convert<0>(resident::Normalize{1, 0}));
+  (void)converted.batch(0);
+  EXPECT_EQ(resident::testing::BlockGather::last_batch_bytes(), 5u * 12u * sizeof(float));
+  auto plain = ds.epoch({0, 0, Shuffle::samples});
+  (void)plain.batch(0);
+  EXPECT_EQ(resident::testing::BlockGather::last_batch_bytes(), 5u * 12u);
+}
+
+// A gather that fails half-way leaves its slot empty, and the epoch says so, naming the
+// failure, rather than serving or ordering what the slot held; the epoch goes on.
+TEST(Epoch, AFailedGatherLeavesItsSlotEmptyAndTheEpochGoesOn) {
+  const auto ids = row_ids(40);
+  DeviceDataset<resident::testing::BlockGatherSpace, std::int64_t> ds(
+      resident::testing::BlockGatherSpace{}, epoch_options(4, Remainder::drop),
+      HostTensor<const std::int64_t>(ids.data(), {40}));
+  auto epoch = ds.epoch({0, 0, Shuffle::samples});
+  const std::size_t depth = ds.impl_core().config().ring_depth;
+  ASSERT_LT(depth, epoch.size());
+  (void)epoch.batch(0);
+  resident::testing::BlockGather::fail_next() = true;
+  EXPECT_THROW((void)epoch.batch(depth), resident::Error);  // the slot of batch 0
+  try {
+    epoch.wait(0, {});
+    FAIL() << "wait found batch 0 in a slot whose gather failed";
+  } catch (const resident::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("its gather failed"), std::string::npos)
+        << error.what();
+  }
+  const auto again = std::get<0>(epoch.batch(depth));
+  auto same = ds.epoch({0, 0, Shuffle::samples});
+  const auto expected = std::get<0>(same.batch(depth));
+  EXPECT_TRUE(std::equal(again.begin(), again.end(), expected.begin())) << "the same batch";
 }
 
 TEST(Epoch, HostEpochsServeEveryRowOnceUnderEveryShuffle) {
@@ -266,8 +308,11 @@ TEST(Epoch, KernelGathersAreRefusedWhenMadeInAProgramWithoutTheirKernels) {
   DeviceDataset<KernelReadHostSpace, std::int64_t> ds(
       KernelReadHostSpace{}, epoch_options(5, Remainder::drop),
       HostTensor<const std::int64_t>(ids.data(), {10}));
+  // The advice names both ways out: an nvcc unit, or an engine that needs no kernels.
   const auto says_nvcc = [](const resident::InvalidArgument& error) {
-    EXPECT_NE(std::string(error.what()).find("nvcc"), std::string::npos) << error.what();
+    const std::string message = error.what();
+    EXPECT_NE(message.find("nvcc"), std::string::npos) << message;
+    EXPECT_NE(message.find("gather_engine"), std::string::npos) << message;
   };
   auto in_order = ds.epoch({0, 0, Shuffle::batches});
   EXPECT_FALSE(in_order.gathers());

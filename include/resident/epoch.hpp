@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -41,18 +40,6 @@
 #include "resident/space_traits.hpp"
 
 namespace resident {
-
-namespace detail {
-
-/// Bytes of a dataset's largest batch, all fields together: what sizes a host gather's team.
-template <class Space, std::size_t Fields>
-std::size_t batch_bytes(const DatasetCore<Space, Fields>& core) noexcept {
-  const auto& row_bytes = core.layout().row_bytes;
-  return core.geometry().largest_batch_rows() *
-         std::accumulate(row_bytes.begin(), row_bytes.end(), std::size_t{0});
-}
-
-}  // namespace detail
 
 /// @brief One epoch of a dataset: `size()` batches, each the same tuple of `BatchView`s as the
 /// dataset's `batch(i)` (with the converted field's element type where a conversion is given).
@@ -270,7 +257,7 @@ class Epoch {
                 ", stream) on a gathering epoch found batch " + std::to_string(k) +
                 " not in the ring (" +
                 (slot == no_batch || slot_batch_[slot] == no_batch
-                     ? std::string("nothing gathered into its slot yet")
+                     ? std::string("nothing gathered into its slot yet, or its gather failed")
                      : "its slot holds batch " + std::to_string(slot_batch_[slot])) +
                 "); call it after batch(k) and before batch(k + ring_depth)");
   }
@@ -356,7 +343,7 @@ class Epoch {
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (!engine_)
       engine_.emplace(detail::GatherSetup{dataset_->impl_core().config().gather_threads,
-                                          detail::batch_bytes(dataset_->impl_core())});
+                                          batch_bytes(std::make_index_sequence<fields>{})});
     const auto& fences = ring_loan_->fences();
     fences.before_fill(slot, dataset_->stream());
     if (with_fields)
@@ -365,6 +352,15 @@ class Epoch {
     else
       engine_->fill_indices(gathered.order, gathered.slice.rows, indices, dataset_->stream());
     fences.after_fill(slot, dataset_->stream());
+  }
+
+  // Bytes of the largest batch as gathered, every field in its output type: what sizes the
+  // engine's work (a host gather's copy team).
+  template <std::size_t... Field>
+  [[nodiscard]] std::size_t batch_bytes(std::index_sequence<Field...> /*fields*/) const noexcept {
+    const auto& core = dataset_->impl_core();
+    return core.geometry().largest_batch_rows() *
+           (std::size_t{0} + ... + (core.layout().row_elements[Field] * sizeof(output_t<Field>)));
   }
 
   template <std::size_t Field>

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "resident/detail/gather/gather_kernels.hpp"
+#include "resident/error.hpp"
 #include "resident/host_space.hpp"
 #include "resident/space_traits.hpp"
 
@@ -52,7 +53,9 @@ class BlockGather {
  public:
   static constexpr bool reads_host_memory = true;  // the space's memory is the host's
 
-  explicit BlockGather(const detail::GatherSetup& /*setup*/) noexcept {}
+  explicit BlockGather(const detail::GatherSetup& setup) noexcept {
+    last_batch_bytes() = setup.batch_bytes;
+  }
 
   template <class Order, class Stream, class... Fields>
   static constexpr void check() noexcept {}
@@ -60,6 +63,7 @@ class BlockGather {
   template <class Order, class Stream, class... Fields>
   void gather(const Order& order, std::size_t rows, std::int64_t* indices, Stream stream,
               const Fields&... fields) const {
+    if (fail_next().exchange(false)) throw Error("resident test: the gather failed, as asked");
     std::int64_t* first = indices;  // field 0 writes the row ids
     (detail::device_gather<CallingThreadBlocks>(
          fields.source, fields.destination, fields.row_elements, order, rows, fields.op,
@@ -75,6 +79,16 @@ class BlockGather {
     gathers().fetch_add(1);
   }
 
+  /// When set, the next gather throws (and clears it), as a failing device would.
+  static std::atomic<bool>& fail_next() noexcept {
+    static std::atomic<bool> fail{false};
+    return fail;
+  }
+  /// The batch bytes the last engine was made with.
+  static std::atomic<std::size_t>& last_batch_bytes() noexcept {
+    static std::atomic<std::size_t> bytes{0};
+    return bytes;
+  }
   /// Batches this engine gathered (or wrote the row ids of), in every epoch so far.
   static std::atomic<std::size_t>& gathers() noexcept {
     static std::atomic<std::size_t> count{0};

@@ -93,10 +93,14 @@ class KernelGather {
         "resident: this epoch gathers on the device (Shuffle::samples, a conversion, an "
         "augmentation or batch_indices()), which launches kernels, but no translation unit of "
         "this program that nvcc compiled made an epoch of this type (dataset, conversion and "
-        "augmentation), which is what compiles its kernels; make such an epoch in a unit "
-        "compiled as CUDA (then every unit's epochs of this type gather), or make an epoch "
-        "that gathers nothing: Shuffle::none or Shuffle::batches, without a conversion, an "
-        "augmentation or batch_indices()");
+        "augmentation), which is what compiles its kernels, or the linker left that unit out "
+        "(a static library's member that nothing names, a shared library dropped by "
+        "--as-needed); make such an epoch in a unit compiled as CUDA and link its object "
+        "(then every unit's epochs of this type gather), or make an epoch that gathers "
+        "nothing: Shuffle::none or Shuffle::batches, without a conversion, an augmentation or "
+        "batch_indices(). A space of your own whose streams are not CUDA streams names a "
+        "gather engine that needs no kernels instead (space_traits<S>::gather_engine: "
+        "detail::HostGather, or its own)");
   }
 };
 
