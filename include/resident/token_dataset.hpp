@@ -190,10 +190,10 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
       : Storage(std::move(space), options, request(options, stream, source)),
         context_(stream.context),
         stride_(stream.stride) {
-    const detail::StoredWindows stored =
+    const detail::StoredWindows windows =
         detail::stored_windows(stream, this->impl_core().geometry());
-    stored_windows_ = detail::ResetOnMove<std::size_t>(stored.windows);
-    first_token_ = detail::ResetOnMove<std::size_t>(stored.first_token(stream));
+    stored_windows_ = detail::ResetOnMove<std::size_t>(windows.windows);
+    first_token_ = detail::ResetOnMove<std::size_t>(windows.first_token(stream));
   }
 
   // The stored tokens: those this rank's windows cover, read from `source` at the first one's
