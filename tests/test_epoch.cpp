@@ -71,13 +71,14 @@ TYPED_TEST(TypedEpoch, GatheringEpochsServeEveryRowOnceThroughTheSpacesEngine) {
 // A gather engine is sized by the batch as gathered: a conversion to float counts four bytes
 // an element, not the one the stored uint8_t takes.
 TEST(Epoch, TheEngineIsMadeWithTheBytesOfTheBatchAsGathered) {
-  const std::vector<std::uint8_t> pixels(20 * 12, 7);
+  const std::vector<std::uint8_t> pixels(std::size_t{20} * 12, 7);
   DeviceDataset<resident::testing::BlockGatherSpace, std::uint8_t> ds(
       resident::testing::BlockGatherSpace{}, epoch_options(5, Remainder::drop),
       HostTensor<const std::uint8_t>(pixels.data(), {20, 12}));
   auto converted = ds.epoch({0, 0, Shuffle::none}, resident::convert<0>(resident::Normalize{1, 0}));
   (void)converted.batch(0);
-  EXPECT_EQ(resident::testing::BlockGather::last_batch_bytes(), 5u * 12u * sizeof(float));
+  EXPECT_EQ(resident::testing::BlockGather::last_batch_bytes(),
+            std::size_t{5} * 12 * sizeof(float));
   auto plain = ds.epoch({0, 0, Shuffle::samples});
   (void)plain.batch(0);
   EXPECT_EQ(resident::testing::BlockGather::last_batch_bytes(), 5u * 12u);
