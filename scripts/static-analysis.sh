@@ -160,8 +160,8 @@ PY
 # (after "unkeyed UNIT" if it could not be keyed).
 tidy_unit() {
   local unit=$1 out stats key=""
-  out=$TIDY_OUT/${unit//\//_}.log
-  stats=$TIDY_OUT/${unit//\//_}.stats
+  out=$TIDY_OUT/${unit//\//%}.log
+  stats=$TIDY_OUT/${unit//\//%}.stats
   if [[ -n $TIDY_CACHE ]]; then
     key=$(python3 -c "$TIDY_KEY_PY" key "$TIDY_BUILD" "$unit" "$stats" 2>/dev/null) || key=""
     if [[ -z $key ]]; then
@@ -245,7 +245,7 @@ tidy_units() {
   # shellcheck disable=SC2016 # $1 is the unit, in the shell that xargs starts
   printf '%s\n' "$@" | xargs -P "$jobs" -n 1 bash -c 'tidy_unit "$1"' tidy_unit \
     >"$TIDY_OUT/status" || status=1
-  for unit in "$@"; do cat "$TIDY_OUT/${unit//\//_}.log" 2>/dev/null || true; done >"$log"
+  for unit in "$@"; do cat "$TIDY_OUT/${unit//\//%}.log" 2>/dev/null || true; done >"$log"
   analysed=$(grep -c '^analysed ' "$TIDY_OUT/status" || true)
   cached=$(grep -c '^cached ' "$TIDY_OUT/status" || true)
   unkeyed=$(grep -c '^unkeyed ' "$TIDY_OUT/status" || true)

@@ -95,7 +95,7 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   template <class... Transforms>
   [[nodiscard]] epoch_for<DeviceDataset, Transforms...> epoch(EpochOptions options = {},
                                                               Transforms... transforms) {
-    return detail::make_epoch(*this, options, transforms...);
+    return detail::EpochMaker::make(*this, options, transforms...);
   }
 
   /// @brief The whole of field `Field`: every stored row (this rank's part when partitioned),

@@ -401,15 +401,19 @@ using epoch_for =
 
 namespace detail {
 
-/// @brief The epoch of `owner` that its `epoch(options, transforms...)` makes: the transforms
-/// sorted into the conversion and the augmentation (see `TransformPack`).
-template <class Owner, class... Transforms>
-epoch_for<Owner, Transforms...> make_epoch(Owner& owner, const EpochOptions& options,
-                                           const Transforms&... transforms) {
-  using Pack = TransformPack<Owner::num_fields, Transforms...>;
-  return {owner, options, Pack::template pick<typename Pack::conversion>(transforms...),
-          Pack::template pick<typename Pack::augmentation>(transforms...)};
-}
+/// @brief Makes the epoch of `owner` that its `epoch(options, transforms...)` returns, the
+/// transforms sorted into the conversion and the augmentation (see `TransformPack`). A static
+/// member, so that argument-dependent lookup never offers it to a caller's own unqualified
+/// `make(dataset, ...)`.
+struct EpochMaker {
+  template <class Owner, class... Transforms>
+  static epoch_for<Owner, Transforms...> make(Owner& owner, const EpochOptions& options,
+                                              const Transforms&... transforms) {
+    using Pack = TransformPack<Owner::num_fields, Transforms...>;
+    return {owner, options, Pack::template pick<typename Pack::conversion>(transforms...),
+            Pack::template pick<typename Pack::augmentation>(transforms...)};
+  }
+};
 
 }  // namespace detail
 

@@ -223,7 +223,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   template <class... Transforms>
   [[nodiscard]] epoch_for<StreamingDataset, Transforms...> epoch(EpochOptions options = {},
                                                                  Transforms... transforms) {
-    return detail::make_epoch(*this, options, transforms...);
+    return detail::EpochMaker::make(*this, options, transforms...);
   }
 
   /// @cond impl

@@ -135,7 +135,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
                   "token windows are not images: augment<>() does not apply to a TokenDataset "
                   "(convert<>() does)");
-    return detail::make_epoch(*this, options, transforms...);
+    return detail::EpochMaker::make(*this, options, transforms...);
   }
 
   /// @cond impl
