@@ -142,7 +142,10 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   // the same checks, allocation and upload as from tensors.
   DeviceDataset(Space space, const DatasetOptions& options,
                 const detail::FieldSources<sizeof...(Ts)>& sources)
-      : Storage(std::move(space), options, request(options, sources)),
+      : Storage(std::move(space), options, request(options, sources),
+                [&sources](const detail::DatasetLayout<sizeof...(Ts)>& layout) {
+                  return detail::make_upload_plan(layout, sources.sources);
+                }),
         fields_(views(std::index_sequence_for<Ts...>{})) {}
 
   static detail::PreloadRequest<sizeof...(Ts)> request(
@@ -150,7 +153,6 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
     detail::PreloadRequest<sizeof...(Ts)> request;
     request.layout = detail::make_layout<sizeof...(Ts)>(options, sources.shapes, {sizeof(Ts)...});
     request.needed_bytes = request.layout.total_bytes;
-    request.upload = detail::make_upload_plan(request.layout, sources.sources);
     for (std::size_t index = 0; index < sizeof...(Ts); ++index)
       request.row_shapes[index] = sources.shapes[index].drop_front();
     return request;

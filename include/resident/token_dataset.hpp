@@ -187,7 +187,10 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
                      source) {}
   TokenDataset(Space space, const DatasetOptions& options, const detail::TokenWindows& stream,
                const detail::TokenSource& source)
-      : Storage(std::move(space), options, request(options, stream, source)),
+      : Storage(std::move(space), options, request(options, stream),
+                [&stream, &source](const detail::DatasetLayout<2>& layout) {
+                  return upload(stream, source, layout);
+                }),
         context_(stream.context),
         stride_(stream.stride) {
     const detail::StoredWindows windows =
@@ -196,29 +199,34 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     first_token_ = detail::ResetOnMove<std::size_t>(windows.first_token(stream));
   }
 
-  // The stored tokens: those this rank's windows cover, read from `source` at the first one's
-  // first token; what the capacity check counts besides (a ring, where every epoch gathers).
+  // The stored tokens (those this rank's windows cover) and what the capacity check counts
+  // besides: a ring, where every epoch gathers.
   static detail::PreloadRequest<2> request(const DatasetOptions& options,
-                                           const detail::TokenWindows& stream,
-                                           const detail::TokenSource& source) {
+                                           const detail::TokenWindows& stream) {
     detail::PreloadRequest<2> request;
     request.layout = detail::make_token_layout(options, stream, sizeof(T));
     request.needed_bytes = detail::token_dataset_bytes(options, stream, request.layout, sizeof(T));
-    const std::size_t first_byte =
-        detail::stored_windows(stream, request.layout.geometry).first_token(stream) * sizeof(T);
-    const std::size_t bytes = request.layout.total_bytes;
-    request.upload.total_bytes = bytes;
-    if (source.source.streamed != nullptr)
-      request.upload.parts.push_back({0, bytes, nullptr, source.source.streamed, first_byte});
-    else
-      request.upload.parts.push_back(
-          {0, bytes, static_cast<const std::byte*>(source.source.memory) + first_byte});
     request.row_shapes = {Shape{stream.context}, Shape{stream.context}};
     request.advice =
         "shard it (Sharding::partitioned stores a rank's windows only), free memory, or load it "
         "with load_token_file, which streams a token file that does not fit";
     request.subject = "token dataset";
     return request;
+  }
+  // The stored tokens, read from `source` from the first stored window's first token.
+  static detail::UploadPlan upload(const detail::TokenWindows& stream,
+                                   const detail::TokenSource& source,
+                                   const detail::DatasetLayout<2>& layout) {
+    const std::size_t first_byte =
+        detail::stored_windows(stream, layout.geometry).first_token(stream) * sizeof(T);
+    detail::UploadPlan plan;
+    plan.total_bytes = layout.total_bytes;
+    if (source.source.streamed != nullptr)
+      plan.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
+    else
+      plan.parts.push_back({0, layout.total_bytes,
+                            static_cast<const std::byte*>(source.source.memory) + first_byte});
+    return plan;
   }
 
   // The allocation's tokens.

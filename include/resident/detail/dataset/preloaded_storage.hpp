@@ -26,12 +26,11 @@
 namespace resident::detail {
 
 /// @brief What a preloaded dataset asks of its storage when it is made: the layout, the bytes
-/// the capacity check needs, the upload, the rows' shapes, and what a refusal says.
+/// the capacity check needs, the rows' shapes, and what a refusal says.
 template <std::size_t Fields>
 struct PreloadRequest {
   DatasetLayout<Fields> layout;
   std::size_t needed_bytes = 0;  ///< The allocation's, and what else the dataset counts.
-  UploadPlan upload;             ///< Into an allocation of `layout.total_bytes`.
   std::array<Shape, Fields> row_shapes{};
   std::string advice = CapacityError::default_advice;  ///< What a refusal says to do.
   std::string subject = "dataset";                     ///< What a refusal says needs the bytes.
@@ -79,14 +78,16 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
  protected:
   PreloadedStorage() = default;
   /// @brief Checks that `request.needed_bytes` fit beside the reserve, makes the core (and its
-  /// stream), allocates `request.layout.total_bytes` and uploads `request.upload` into it,
-  /// complete on return.
+  /// stream), allocates `request.layout.total_bytes` and uploads into it what
+  /// `make_upload(layout)` plans, complete on return. The plan is made only once the bytes are
+  /// there: a refused layout (a padded one of billions of rows) never lists its parts.
   /// @throws InvalidArgument for invalid upload options or stream; CapacityError (naming
   /// `request.subject`, advising `request.advice`) when the bytes do not fit, before anything
   /// is allocated, or when the allocation fails; what the upload throws. Strong guarantee:
   /// everything taken is released.
+  template <class MakeUpload>
   PreloadedStorage(Space space, const DatasetOptions& options,
-                   const PreloadRequest<Fields>& request)
+                   const PreloadRequest<Fields>& request, const MakeUpload& make_upload)
       : OwnerBase<Space, Fields>(request.row_shapes) {
     check_upload_options(options);
     const std::size_t reserve = reserve_for(space, options);
@@ -95,8 +96,8 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
     DatasetCore<Space, Fields> core(std::move(space), options, reserve, request.layout);
     Allocation<Space> storage(core.space(), request.layout.total_bytes, core.stream(),
                               core.stream_keep_alive());
-    space_traits<Space>::upload_engine::upload(core.space(), storage.data(), request.upload,
-                                               options, core.stream());
+    space_traits<Space>::upload_engine::upload(core.space(), storage.data(),
+                                               make_upload(request.layout), options, core.stream());
     storage_ = std::make_shared<Allocation<Space>>(std::move(storage));
     this->impl_core() = std::move(core);
   }
