@@ -219,14 +219,14 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
                                    const detail::DatasetLayout<2>& layout) {
     const std::size_t first_byte =
         detail::stored_windows(stream, layout.geometry).first_token(stream) * sizeof(T);
-    detail::UploadPlan plan;
-    plan.total_bytes = layout.total_bytes;
+    detail::UploadPlan parts;
+    parts.total_bytes = layout.total_bytes;
     if (source.source.streamed != nullptr)
-      plan.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
+      parts.parts.push_back({0, layout.total_bytes, nullptr, source.source.streamed, first_byte});
     else
-      plan.parts.push_back({0, layout.total_bytes,
-                            static_cast<const std::byte*>(source.source.memory) + first_byte});
-    return plan;
+      parts.parts.push_back({0, layout.total_bytes,
+                             static_cast<const std::byte*>(source.source.memory) + first_byte});
+    return parts;
   }
 
   // The allocation's tokens.
