@@ -10,6 +10,9 @@
 // every unit, as nvcc units of a real build include detail/cuda/gather.cuh, so that gathering
 // epochs on CudaSpace run the kernels' own logic.
 
+/// Defined in every unit that has the harness's kernels: the test support's `kernels_compiled`.
+#define RESIDENT_TEST_KERNEL_HARNESS 1
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

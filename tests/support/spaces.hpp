@@ -186,8 +186,9 @@ class PinnedCopy {
 #endif
 
 /// Whether this test program has the gather kernels of the epochs it makes: a unit compiled
-/// by nvcc makes them, and so does the simulated runtime's harness.
-#if defined(__CUDACC__) || RESIDENT_TEST_SIMULATED_CUDA
+/// by nvcc makes them, and so does the simulated runtime's harness (included first in every
+/// unit of a simulated build, whatever its target defines).
+#if defined(__CUDACC__) || defined(RESIDENT_TEST_KERNEL_HARNESS)
 inline constexpr bool kernels_compiled = true;
 #else
 inline constexpr bool kernels_compiled = false;
