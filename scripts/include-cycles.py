@@ -10,31 +10,15 @@ itself) with the includes that close it. Exit status 1 when there is one, else 0
 
 Usage: scripts/include-cycles.py [--root DIR]   DIR holds resident/ (default: include/ here)
 """
-import os
-import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INCLUDE = os.path.join(ROOT, "include")
-if len(sys.argv) == 3 and sys.argv[1] == "--root":
-    INCLUDE = sys.argv[2]
-elif len(sys.argv) != 1:
-    sys.exit("usage: scripts/include-cycles.py [--root DIR]")
-DIRECTIVE = re.compile(r'^\s*#\s*include\s+"(resident/[^"]+)"', re.M)
+import include_graph
 
-
-def headers():
-    for folder, _, files in os.walk(os.path.join(INCLUDE, "resident")):
-        for name in files:
-            if name.endswith((".hpp", ".cuh")):
-                yield os.path.relpath(os.path.join(folder, name), INCLUDE)
+INCLUDE = include_graph.include_root("include-cycles.py")
 
 
 def graph():
-    edges = {}
-    for header in headers():
-        with open(os.path.join(INCLUDE, header), encoding="utf-8") as f:
-            edges[header] = sorted(set(DIRECTIVE.findall(f.read())))
+    edges = include_graph.read_includes(INCLUDE)
     missing = [(h, t) for h, ts in edges.items() for t in ts if t not in edges]
     for header, target in missing:
         print(f"include-cycles: {header} includes {target}, which does not exist")

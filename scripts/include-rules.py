@@ -19,9 +19,9 @@ which would leave the rule checking nothing), else 0.
 Usage: scripts/include-rules.py [--root DIR]   DIR holds resident/ (default: include/ here)
 """
 import collections
-import os
-import re
 import sys
+
+import include_graph
 
 # The rule's lists, kept here alone.
 # File formats: the ZIP records `.npz` files are made of, raw inflate and zlib, and the rows
@@ -46,26 +46,12 @@ LOADERS = [
 # The umbrella header includes every public header, the loaders among them.
 UMBRELLA = ["resident/resident.hpp"]
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INCLUDE = os.path.join(ROOT, "include")
-if len(sys.argv) == 3 and sys.argv[1] == "--root":
-    INCLUDE = sys.argv[2]
-elif len(sys.argv) != 1:
-    sys.exit("usage: scripts/include-rules.py [--root DIR]")
-DIRECTIVE = re.compile(r'^\s*#\s*include\s+(?:"(resident/[^"]+)"|(<zlib\.h>))', re.M)
+INCLUDE = include_graph.include_root("include-rules.py")
 
 
 def graph():
-    """{header: sorted includes} for every header under resident/, by path below DIR."""
-    edges = {}
-    for folder, _, files in os.walk(os.path.join(INCLUDE, "resident")):
-        for name in files:
-            if name.endswith((".hpp", ".cuh")):
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as f:
-                    found = DIRECTIVE.findall(f.read())
-                edges[os.path.relpath(path, INCLUDE)] = sorted({a or b for a, b in found})
-    return edges
+    """{header: sorted includes} for every header under resident/, `<zlib.h>` among them."""
+    return include_graph.read_includes(INCLUDE, system=["zlib.h"])
 
 
 def chain_to_forbidden(edges, start, forbidden):
