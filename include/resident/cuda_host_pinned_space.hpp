@@ -48,20 +48,13 @@ namespace resident {
 /// page-locking takes it from the rest of the machine, hence the larger default reserve.
 /// Every allocation needs a CUDA driver and device; without one, `CudaError` says so.
 /// Thread-safe: datasets may be created and destroyed in one space from many threads.
-class CudaHostPinnedSpace : public detail::HostMemorySpace<cudaStream_t> {
+class CudaHostPinnedSpace : public detail::HostMemorySpace<CudaHostPinnedSpace, cudaStream_t> {
  public:
   using memory_space = CudaHostPinnedSpace;        ///< See `is_memory_space_v`.
   static constexpr bool device_accessible = true;  ///< Kernels read it (mapped memory).
 
   /// @brief The whole host: capacity is the memory the OS reports available.
   CudaHostPinnedSpace() = default;
-
-  /// @brief A space whose capacity is `bytes`, shared by every dataset allocated in it.
-  [[nodiscard]] static CudaHostPinnedSpace with_budget(std::size_t bytes) {
-    CudaHostPinnedSpace space;
-    space.budget_ = std::make_shared<detail::HostBudget>(bytes);
-    return space;
-  }
 
   /// @brief "cuda_host_pinned".
   [[nodiscard]] std::string name() const { return "cuda_host_pinned"; }
@@ -129,15 +122,6 @@ class CudaHostPinnedSpace : public detail::HostMemorySpace<cudaStream_t> {
                     stream_type stream) const {
     synchronize(stream);
     HostMemorySpace::copy_to_host(destination, source, bytes, stream);
-  }
-
-  /// @brief Two spaces are equal when they draw from the same budget (or both from none).
-  friend bool operator==(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
-    return a.budget_ == b.budget_;
-  }
-  /// @brief Whether the two spaces draw from different budgets.
-  friend bool operator!=(const CudaHostPinnedSpace& a, const CudaHostPinnedSpace& b) noexcept {
-    return !(a == b);
   }
 };
 

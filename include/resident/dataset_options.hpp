@@ -7,6 +7,7 @@
 /// it must leave free, how its upload runs, and which rank's share it holds.
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 
 #include "resident/progress.hpp"
@@ -28,15 +29,9 @@ enum class Remainder {
 
 /// @brief "drop", "partial" or "pad", for messages.
 constexpr const char* remainder_name(Remainder remainder) noexcept {
-  switch (remainder) {
-    case Remainder::drop:
-      return "drop";
-    case Remainder::partial:
-      return "partial";
-    case Remainder::pad:
-      return "pad";
-  }
-  return "unknown";
+  constexpr const char* names[] = {"drop", "partial", "pad"};
+  const auto index = static_cast<std::size_t>(remainder);
+  return index < std::size(names) ? names[index] : "unknown";
 }
 
 /// @brief How a `StreamingDataset` orders the rows of its epochs.
@@ -60,15 +55,9 @@ enum class StreamOrder {
 
 /// @brief "automatic", "whole_epoch" or "window", for messages.
 constexpr const char* stream_order_name(StreamOrder order) noexcept {
-  switch (order) {
-    case StreamOrder::automatic:
-      return "automatic";
-    case StreamOrder::whole_epoch:
-      return "whole_epoch";
-    case StreamOrder::window:
-      return "window";
-  }
-  return "unknown";
+  constexpr const char* names[] = {"automatic", "whole_epoch", "window"};
+  const auto index = static_cast<std::size_t>(order);
+  return index < std::size(names) ? names[index] : "unknown";
 }
 
 /// @brief How a `StreamingDataset` moves its data: chunks of whole batches, cycled through

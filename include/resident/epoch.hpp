@@ -56,19 +56,14 @@ namespace resident {
 /// `ds.stream()` (gathering, augmenting and converting in one pass), no host synchronisation; on
 /// `HostSpace` the host's copy threads.
 /// @note How long a view lives is one rule for every dataset (docs/epochs.md, "How long a view
-/// lives"): a view of batch `k` keeps its values until this epoch itself replaces it, or the
-/// epoch ends. This epoch replaces a gathered batch when it gathers another batch into the same
-/// ring slot (batch `k + ring_depth` at the earliest: any batch `j` with `j % ring_depth ==
-/// k % ring_depth`), and a view of a chunk slot when its reader reaches the chunk
-/// `chunk_slots - prefetch_chunks` positions later (see `StreamingDataset`); a zero-copy view of a
-/// preloaded dataset is never replaced. Nothing another epoch does changes it: each live epoch
-/// that gathers holds a gather ring of its own, and each live epoch of a stream its own chunk
-/// slots, lent by the dataset when the epoch is made (or, when an older epoch holds the only
-/// ones and the space has no room for more, at the epoch's first batch, once the older epoch has
-/// ended; else that first batch throws `CapacityError`, before anything is written). Several
-/// epochs of one dataset may be held and read in any interleaving, each object from one thread
-/// at a time; every further live epoch costs a ring (`plan().ring_bytes`) if it gathers and,
-/// on a stream, a set of chunk slots (the dataset's `bytes()`).
+/// lives"): a view of batch `k` keeps its values until this epoch itself replaces it (a gathered
+/// batch by batch `j` with `j % ring_depth == k % ring_depth`, a view of a chunk slot once the
+/// reader is `chunk_slots - prefetch_chunks` chunks on; a zero-copy view of a preloaded dataset
+/// never), or the epoch ends. Nothing another epoch does changes it: each live epoch holds a
+/// gather ring (if it gathers) and chunk slots (on a stream) of its own, lent by the dataset when
+/// it is made or, where the space has no room for more, at its first batch once the epoch that
+/// holds them has ended (else that batch throws `CapacityError`, before anything is written).
+/// Epochs of one dataset may be held and read in any interleaving, each from one thread at a time.
 /// On `CudaSpace` the batches are ordered on `ds.stream()`: kernels on that stream see the
 /// data; a batch read on another stream needs `wait(k, stream)` before the reads and
 /// `release(k, stream)` after them (no-ops on `HostSpace`, so the same code runs on every

@@ -57,11 +57,26 @@ class HostBudget {
 
 /// @brief What the spaces of host memory share (`HostSpace`, `CudaHostPinnedSpace`): copies
 /// by `memcpy`, complete when they return, whatever stream (of type `Stream`) they are given;
-/// and an optional byte budget, shared by every copy of a space made `with_budget`.
-template <class Stream>
+/// and an optional byte budget, shared by every copy of a space made `with_budget`. `Space` is
+/// the space itself.
+template <class Space, class Stream>
 class HostMemorySpace {
  public:
   using stream_type = Stream;  ///< The space's streams; host copies need none.
+
+  /// @brief A space whose capacity is `bytes`, shared by every dataset allocated in it.
+  [[nodiscard]] static Space with_budget(std::size_t bytes) {
+    Space space;
+    static_cast<HostMemorySpace&>(space).budget_ = std::make_shared<HostBudget>(bytes);
+    return space;
+  }
+
+  /// @brief Two spaces are equal when they draw from the same budget (or both from none).
+  friend bool operator==(const Space& a, const Space& b) noexcept {
+    return a.HostMemorySpace::budget_ == b.HostMemorySpace::budget_;
+  }
+  /// @brief Whether the two spaces draw from different budgets.
+  friend bool operator!=(const Space& a, const Space& b) noexcept { return !(a == b); }
 
   /// @brief Copies `bytes` from host memory `source` into this space; done when it returns.
   /// Large copies bypass the caches (`detail::copy_past_caches`): uploads and streamed
@@ -128,7 +143,7 @@ class HostMemorySpace {
 /// Copies of a space share its budget, so every dataset living in one `with_budget` space
 /// draws from the same bytes.
 /// @note Thread-safe: datasets may be created and destroyed in one space from many threads.
-class HostSpace : public detail::HostMemorySpace<HostStream> {
+class HostSpace : public detail::HostMemorySpace<HostSpace, HostStream> {
  public:
   using memory_space = HostSpace;  ///< Kokkos-style self-name; see `is_memory_space_v`.
   static constexpr bool device_accessible = false;  ///< Kernels cannot read it (not pinned).
@@ -142,13 +157,6 @@ class HostSpace : public detail::HostMemorySpace<HostStream> {
 
   /// @brief The whole host: capacity is the memory the OS reports available.
   HostSpace() = default;
-
-  /// @brief A space whose capacity is `bytes`, shared by every dataset allocated in it.
-  [[nodiscard]] static HostSpace with_budget(std::size_t bytes) {
-    HostSpace space;
-    space.budget_ = std::make_shared<detail::HostBudget>(bytes);
-    return space;
-  }
 
   /// @brief "host".
   [[nodiscard]] std::string name() const { return "host"; }
@@ -172,12 +180,6 @@ class HostSpace : public detail::HostMemorySpace<HostStream> {
     detail::deallocate_host(pointer, bytes);
     give_back(bytes);
   }
-
-  /// @brief Two spaces are equal when they draw from the same budget (or both from none).
-  friend bool operator==(const HostSpace& a, const HostSpace& b) noexcept {
-    return a.budget_ == b.budget_;
-  }
-  friend bool operator!=(const HostSpace& a, const HostSpace& b) noexcept { return !(a == b); }
 };
 
 /// @brief `HostSpace`'s engines: the defaults, with files read straight into its memory.

@@ -44,31 +44,16 @@ namespace resident::npy {
 /// @brief The element types resident reads and writes, named by NumPy's type codes.
 enum class DType { b1, i1, u1, i2, u2, i4, u4, i8, u8, f2, f4, f8 };
 
-/// @brief Bytes of one element.
-constexpr std::size_t dtype_size(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::b1:
-    case DType::i1:
-    case DType::u1:
-      return 1;
-    case DType::i2:
-    case DType::u2:
-    case DType::f2:
-      return 2;
-    case DType::i4:
-    case DType::u4:
-    case DType::f4:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 /// @brief NumPy's code for the type: "f4", "u1", ...
 constexpr const char* dtype_code(DType dtype) noexcept {
   constexpr const char* codes[] = {"b1", "i1", "u1", "i2", "u2", "i4",
                                    "u4", "i8", "u8", "f2", "f4", "f8"};
   return codes[static_cast<int>(dtype)];
+}
+
+/// @brief Bytes of one element: the digit of its code.
+constexpr std::size_t dtype_size(DType dtype) noexcept {
+  return static_cast<std::size_t>(dtype_code(dtype)[1] - '0');
 }
 
 /// @brief The `DType` of C++ type `T` (`bool`, fixed-width integers, `float`, `double`, and

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <iosfwd>
+#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -40,17 +41,9 @@ enum class Recommendation {
 
 /// @brief "preload", "preload_compact", "partition" or "stream".
 constexpr const char* recommendation_name(Recommendation recommendation) noexcept {
-  switch (recommendation) {
-    case Recommendation::preload:
-      return "preload";
-    case Recommendation::preload_compact:
-      return "preload_compact";
-    case Recommendation::partition:
-      return "partition";
-    case Recommendation::stream:
-      return "stream";
-  }
-  return "unknown";
+  constexpr const char* names[] = {"preload", "preload_compact", "partition", "stream"};
+  const auto index = static_cast<std::size_t>(recommendation);
+  return index < std::size(names) ? names[index] : "unknown";
 }
 
 /// @brief The answer of `plan()`: the figures of the capacity check, its verdict, and what to

@@ -88,18 +88,10 @@ struct default_space_traits {
   /// @brief How a gathering epoch orders its ring against consumer streams (`Epoch::wait`,
   /// `Epoch::release`): nothing to order by default (gathers complete before `batch(k)`).
   using ring_fences = detail::NoRingFences<Space>;
-  /// @brief How a gathering epoch writes its batches into its ring: one engine per epoch,
-  /// made with a `detail::GatherSetup` (the configured threads, the largest batch's bytes).
-  /// `gather(order, rows, indices, stream, fields...)` gathers (augments, converts) `rows` rows
-  /// of every field (a `detail::GatherField` each) in `order`'s order and writes their row ids
-  /// into `indices`; `fill_indices(order, rows, indices, stream)` writes the row ids alone;
-  /// both are ordered on `stream`, and the ring's fences order them against its readers. Its
-  /// static `check<Order, Stream, Fields...>()` refuses (`InvalidArgument`), when the epoch is
-  /// made, what it cannot gather; `reads_host_memory` says whether it reads host memory, so
-  /// that a whole-epoch stream's gathers read the rows where they lie rather than from chunk
-  /// slots. By default kernels gather where they can read the memory (one per field, on the
-  /// dataset's stream: `detail::KernelGather`), and the host's copy threads elsewhere
-  /// (`detail::HostGather`).
+  /// @brief How a gathering epoch writes its batches into its ring: one engine per epoch, its
+  /// gathers ordered on the dataset's stream (the contract: docs/api.md, "Adding a memory
+  /// space"). By default kernels where they can read the memory, one per field
+  /// (`detail::KernelGather`), and the host's copy threads elsewhere (`detail::HostGather`).
   using gather_engine =
       std::conditional_t<Space::device_accessible, detail::KernelGather, detail::HostGather>;
   /// @brief Whether host code may write the space's memory directly, so that files are read

@@ -25,7 +25,6 @@
 #include "resident/detail/dataset/batch_iterator.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
-#include "resident/detail/dataset/from_sources.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/owner_base.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
@@ -65,22 +64,16 @@ using StreamingEpoch = Epoch<Owner, Conversion, Augment>;
 /// stream of its own, through two page-locked staging buffers, with events ordering the copies
 /// against `stream()`; nothing waits on the host but a reader that outruns the copies).
 ///
-/// Order (`StreamOptions::order`, chosen automatically; `order()` says which):
+/// Order (`StreamOptions::order`, chosen automatically; `order()` says which; see
+/// docs/streaming-and-planning.md, "Two orders"):
 /// - `StreamOrder::whole_epoch`, when the rows are in host memory: every epoch serves the
 ///   batches of the `DeviceDataset` of the same data, bit for bit, under every shuffle,
-///   remainder policy, sharding, conversion and augmentation. Where gathers run on the device
-///   (`CudaSpace`) the producer gathers each chunk's rows in the epoch's order, so
-///   `Shuffle::samples` batches are zero-copy views of the chunk slots, as `Shuffle::none` and
-///   `Shuffle::batches` ones are; where host threads gather (`HostSpace`), a gathering epoch
-///   reads the rows in host memory directly, into the gather ring, as a preloaded dataset does.
+///   remainder policy, sharding, conversion and augmentation.
 /// - `StreamOrder::window`, for files larger than the host's memory: chunks of consecutive
-///   rows are read straight from the files. `Shuffle::batches` permutes the chunk order and,
-///   within each chunk, its batch order (zero-copy). `Shuffle::samples` permutes the chunk
-///   order the same way, groups consecutive positions of it into windows of `window_chunks()`
-///   chunks, all resident at once, and deals each batch from a seeded permutation of all the
-///   rows of its window (the same on every space), gathered into the gather ring: a row meets
-///   only the rows of its window (`window_rows()`). Under `Remainder::drop` a shuffled epoch
-///   starts its batches at a seeded offset, so that the rows left out change every epoch.
+///   rows are read straight from the files. `Shuffle::batches` permutes the chunks and the
+///   batches within each (zero-copy); `Shuffle::samples` deals each batch from a seeded
+///   permutation of the rows of its window of `window_chunks()` chunks (`window_rows()`),
+///   gathered into the gather ring.
 ///
 /// Under either order a last batch that is short (or padded) on some rank stays last in
 /// shuffled epochs, as in a `DeviceDataset`'s, so that preloaded and streamed ranks of a job

@@ -20,7 +20,7 @@
 #include "resident/batch_view.hpp"
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/dataset/from_sources.hpp"
+#include "resident/detail/dataset/owner_base.hpp"
 #include "resident/detail/dataset/preloaded_storage.hpp"
 #include "resident/detail/dataset/token_layout.hpp"
 #include "resident/detail/gather/transform_pack.hpp"

@@ -64,14 +64,19 @@ struct CudaKernelLaunch {
   }
 };
 
+template <class Stream>
+constexpr void expect_cuda_stream() noexcept {
+  static_assert(std::is_same_v<Stream, cudaStream_t>,
+                "kernels run on CUDA streams: a space whose streams are not CUDA streams names a "
+                "gather engine that needs no kernels (space_traits<S>::gather_engine)");
+}
+
 template <class Source, class Out, class Op, class Order, class Stream>
 void gather_field_kernels(const Source& source, Out* destination, std::size_t row_elements,
                           const Order& order, std::size_t rows, const Op& op,
                           const Augmentation* augmentation, const AugmentKey& key,
                           std::int64_t* indices, Stream stream) {
-  static_assert(std::is_same_v<Stream, cudaStream_t>,
-                "kernels run on CUDA streams: a space whose streams are not CUDA streams names a "
-                "gather engine that needs no kernels (space_traits<S>::gather_engine)");
+  expect_cuda_stream<Stream>();
   device_gather<CudaKernelLaunch>(source, destination, row_elements, order, rows, op, augmentation,
                                   key, indices, stream);
 }
@@ -79,9 +84,7 @@ void gather_field_kernels(const Source& source, Out* destination, std::size_t ro
 template <class Order, class Stream>
 void fill_indices_kernels(const Order& order, std::size_t rows, std::int64_t* indices,
                           Stream stream) {
-  static_assert(std::is_same_v<Stream, cudaStream_t>,
-                "kernels run on CUDA streams: a space whose streams are not CUDA streams names a "
-                "gather engine that needs no kernels (space_traits<S>::gather_engine)");
+  expect_cuda_stream<Stream>();
   device_fill_indices<CudaKernelLaunch>(order, rows, indices, stream);
 }
 

@@ -2,18 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// What `Epoch` asks of the dataset that owns it, its hooks (public `impl_` members, left out of
-// the reference): `impl_core()`, `impl_rings()`, `impl_row_shapes()`; `impl_pass_type` and
-// `impl_make_pass(borrower, options, gathers)`, the epoch's order (on a stream, with the chunk
-// slots lent to it); `impl_views(options)`, whether its batches are views; `impl_view(pass, k)`;
-// `impl_gathers_some(pass)` and `impl_gathers_batch(pass, k)`, the batches of a view epoch that
-// are gathered all the same; `impl_gathered` and `impl_gather(pass, k)`, a gathered batch's
-// row order and slice; `impl_rows<Field>(pass, gathered)`, where its rows lie;
-// `impl_wait_view`/`impl_release_view`, a view's order against a consumer stream; and
-// `impl_holding`, what holds the memory a refusal names.
+// What `Epoch` asks of the dataset that owns it, its `impl_` hooks, is tabled in docs/design.md
+// (Decisions, "One gathering epoch"): public members, left out of the reference.
 
 #include <array>
 #include <cstddef>
+#include <utility>
 
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
@@ -61,6 +55,18 @@ class OwnerBase {
   DatasetCore<Space, Fields> core_;
   GatherRings<Space> rings_;  // lent to gathering epochs
   ResetOnMove<std::array<Shape, Fields>> row_shapes_;
+};
+
+/// @brief The one way the file loaders make a dataset from prepared sources (an archive's
+/// deflated members, a file's row sources, a token file's bytes): every dataset's constructor
+/// that takes them is private, so that no public signature names a `detail` type, and each
+/// dataset names this its friend.
+struct FromSources {
+  /// @brief `Dataset(args...)`, by its private constructor.
+  template <class Dataset, class... Args>
+  [[nodiscard]] static Dataset make(Args&&... args) {
+    return Dataset(std::forward<Args>(args)...);
+  }
 };
 
 }  // namespace resident::detail
