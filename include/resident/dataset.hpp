@@ -108,6 +108,16 @@ class DatasetEpoch {
   }
   /// @brief Whether the epoch has no batches (`size() == 0`); throws as `size()` does.
   [[nodiscard]] bool empty() const { return size() == 0; }
+  /// @brief Where the run stands once the loop has taken `batches` batches (`Epoch::state`).
+  /// @throws what `Epoch::state` throws.
+  [[nodiscard]] EpochState state(std::size_t batches) const {
+    return std::visit([batches](const auto& epoch) { return epoch.state(batches); }, epoch_);
+  }
+  /// @brief Where the run stands after the batches handed out so far (`Epoch::state()`).
+  /// @throws what `Epoch::state` throws.
+  [[nodiscard]] EpochState state() const {
+    return std::visit([](const auto& epoch) { return epoch.state(); }, epoch_);
+  }
   /// @brief The options the epoch was made with.
   [[nodiscard]] const EpochOptions& options() const noexcept {
     return detail::visit_held(
@@ -230,6 +240,22 @@ class BasicDataset
         DatasetEpoch<BasicDataset, typename Pack::conversion, typename Pack::augmentation>;
     if (auto* ds = preloaded()) return Result(ds->epoch(options, transforms...));
     return Result(streaming()->epoch(options, transforms...));
+  }
+  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
+  /// this data said (`Epoch::state()`), on this world size or another one that divides the
+  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
+  /// the batches left are those the run would have had. Costs what making an epoch costs: a
+  /// state saved preloaded resumes streamed in whole-epoch order, and back.
+  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
+  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
+  template <class... Transforms>
+  [[nodiscard]] auto resume(EpochOptions options, const EpochState& state,
+                            Transforms... transforms) {
+    using Pack = detail::TransformPack<num_fields, Transforms...>;
+    using Result =
+        DatasetEpoch<BasicDataset, typename Pack::conversion, typename Pack::augmentation>;
+    if (auto* ds = preloaded()) return Result(ds->resume(options, state, transforms...));
+    return Result(streaming()->resume(options, state, transforms...));
   }
 
   /// @cond impl

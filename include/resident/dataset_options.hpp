@@ -167,6 +167,15 @@ struct DatasetOptions {
   /// (`partitioned`, the default), or all rows and serves its share of each epoch
   /// (`replicated`). Irrelevant for a single rank.
   Sharding sharding = Sharding::partitioned;
+  /// @brief `Sharding::partitioned` only: the parts the rows are cut into (consecutive, sizes
+  /// differing by at most one row), fixed for a whole training run. Each rank stores
+  /// `parts / world_size` consecutive parts, and every epoch's order is defined on the parts,
+  /// not on the ranks: a run stopped and resumed on another world size that divides `parts`
+  /// continues the same order (docs/resume.md). 0: the world size, one part per rank (whose
+  /// unshuffled and batch-shuffled batches are views of the stored rows). With more parts
+  /// than ranks every batch is gathered. The world size must divide it, and the parts of a
+  /// rank must divide `batch_size`.
+  std::size_t parts = 0;
   /// @brief Chunking and prefetch of a `StreamingDataset` (and of `plan()`'s streaming
   /// figures); ignored by `DeviceDataset`, and checked by `make_dataset` only when it streams.
   StreamOptions streaming{};

@@ -77,11 +77,10 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// `Remainder::partial`, and full under `Remainder::pad`, with `valid_rows()` real rows
   /// followed by the dataset's first rows. Sharded: this rank's batch `index` of an unshuffled
   /// epoch (see `Sharding`), padded where the rank's share is a row short.
-  /// @throws std::out_of_range when `index >= num_batches()`.
+  /// @throws std::out_of_range when `index >= num_batches()`; InvalidArgument when the rank
+  /// stores several parts (`DatasetOptions::parts`): read the batch from an epoch then.
   [[nodiscard]] batch_type batch(std::size_t index) const {
-    const auto& core = this->impl_core();
-    if (index >= core.num_batches()) core.throw_batch_out_of_range(index, "dataset");
-    return impl_batch(core.geometry().slice(index, core.geometry().replica));
+    return impl_batch(this->plain_slice(index, "dataset"));
   }
 
   /// @brief One epoch: the batches in the order `options` gives, with the transforms named
@@ -96,6 +95,19 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   [[nodiscard]] epoch_for<DeviceDataset, Transforms...> epoch(EpochOptions options = {},
                                                               Transforms... transforms) {
     return detail::EpochMaker::make(*this, options, transforms...);
+  }
+  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
+  /// this data said (`Epoch::state()`), on this world size or another one that divides the
+  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
+  /// the batches left are those the run would have had. Costs what making an epoch costs: no
+  /// earlier batch is gathered or read.
+  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
+  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<DeviceDataset, Transforms...> resume(EpochOptions options,
+                                                               const EpochState& state,
+                                                               Transforms... transforms) {
+    return detail::EpochMaker::resume(*this, options, &state, transforms...);
   }
 
   /// @brief The whole of field `Field`: every stored row (this rank's part when partitioned),
@@ -119,12 +131,13 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
         },
         fields_.get());
   }
-  [[nodiscard]] static constexpr bool impl_views(const EpochOptions& options) noexcept {
-    return options.shuffle != Shuffle::samples;
+  [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
+    return options.shuffle != Shuffle::samples && this->impl_core().geometry().rank_parts == 1;
   }
   [[nodiscard]] batch_type impl_view(const typename Storage::impl_pass_type& pass,
                                      std::size_t k) const {
-    return impl_batch(pass.slice(this->impl_core().geometry(), k));
+    const detail::BatchSlice slice = pass.slice(k);
+    return impl_batch({pass.run_first(k), slice.rows, slice.valid});
   }
   template <std::size_t Field>
   [[nodiscard]] auto impl_rows(const typename Storage::impl_pass_type& /*pass*/,

@@ -23,9 +23,11 @@
 #include "resident/batch_view.hpp"
 #include "resident/convert.hpp"
 #include "resident/dataset_options.hpp"
+#include "resident/detail/compact.hpp"
 #include "resident/detail/dataset/batch_iterator.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/dataset/epoch_resume.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
@@ -35,6 +37,7 @@
 #include "resident/detail/gather/kernel_gather.hpp"
 #include "resident/detail/gather/transform_pack.hpp"
 #include "resident/epoch_options.hpp"
+#include "resident/epoch_state.hpp"
 #include "resident/error.hpp"
 #include "resident/permutation.hpp"
 #include "resident/space_traits.hpp"
@@ -111,7 +114,12 @@ class Epoch {
   /// the program compiled by nvcc made: see the class note); CapacityError when a gathering epoch's
   /// ring (or a stream's chunk slots) does not fit even once the other live epochs end (the dataset
   /// is unchanged).
-  Epoch(Owner& dataset, EpochOptions options, Conversion conversion = {}, Augment augment = {})
+  /// `resume`: the state of a run that stopped in this epoch (see `EpochState`); the epoch is
+  /// then the rest of it, from the batch after the last one that run took.
+  /// @throws InvalidArgument also when `resume` is of another epoch or dataset (naming what
+  /// differs).
+  Epoch(Owner& dataset, EpochOptions options, Conversion conversion = {}, Augment augment = {},
+        const EpochState* resume = nullptr)
       : dataset_(&dataset),
         lease_(dataset.impl_core().lease()),
         options_(options),
@@ -119,7 +127,11 @@ class Epoch {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
     transforms_.prepare(dataset.impl_core().layout(), options);
     gathers_ = always_gathers || !dataset.impl_views(options);
-    pass_ = dataset.impl_make_pass(lease_.watch(), options, gathers_);
+    const detail::EpochStart start =
+        resume != nullptr ? detail::EpochStateAccess::start(*resume, options, facts())
+                          : detail::EpochStart{};
+    pass_ = dataset.impl_make_pass(lease_.watch(), options, start, gathers_);
+    first_ = dataset.impl_order(pass_).first_batch;
     // Some datasets serve a view epoch's batches as views but for a few they must gather (a
     // token stream's padded batch): the ring is theirs from the start all the same.
     const bool gathers_some = gathers_ || dataset.impl_gathers_some(pass_);
@@ -129,11 +141,11 @@ class Epoch {
     claim_ring(true);
   }
 
-  /// @brief Batches in the epoch.
+  /// @brief Batches in the epoch (of a resumed epoch: those left).
   /// @throws Error once the dataset was moved from, assigned, swapped or destroyed.
   [[nodiscard]] std::size_t size() const {
     lease_.check();
-    return dataset_->num_batches();
+    return dataset_->impl_order(pass_).batches() - first_;
   }
   /// @brief Whether the epoch has no batches (`size() == 0`); throws as `size()` does.
   [[nodiscard]] bool empty() const { return size() == 0; }
@@ -151,9 +163,10 @@ class Epoch {
   /// stream's load errors (FormatError for a changed file, CudaError for a failed copy).
   [[nodiscard]] batch_type batch(std::size_t k) {
     check_index(k);
+    handed_ = std::max(handed_, k + 1);
     if (ring_pending_) claim_ring(false);
     if constexpr (!always_gathers) {
-      if (is_view(k)) return dataset_->impl_view(pass_, k);
+      if (is_view(k)) return dataset_->impl_view(pass_, first_ + k);
     }
     return views(gather_into_slot(k, true), std::make_index_sequence<fields>{});
   }
@@ -187,7 +200,7 @@ class Epoch {
     const std::size_t slot = slot_holding(k, "wait");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (slot != no_batch) ring_loan_->fences().wait(slot, consumer);
-    if (is_view(k)) dataset_->impl_wait_view(pass_, k, consumer);
+    if (is_view(k)) dataset_->impl_wait_view(pass_, first_ + k, consumer);
   }
 
   /// @brief Lets batch `k`'s memory (its ring slot, or its chunk's slot) be written again only
@@ -200,8 +213,24 @@ class Epoch {
     const std::size_t slot = slot_holding(k, "release");
     [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
     if (slot != no_batch) ring_loan_->fences().release(slot, consumer);
-    if (is_view(k)) dataset_->impl_release_view(pass_, k, consumer);
+    if (is_view(k)) dataset_->impl_release_view(pass_, first_ + k, consumer);
   }
+
+  /// @brief Where the run stands once the training loop has taken batches `[0, batches)` of
+  /// this epoch: what `ds.epoch(options(), state)` resumes from, on this or another world size
+  /// (see `EpochState`). Ranks that took the same steps say the same state.
+  /// @throws std::out_of_range when `batches > size()`; Error as `size()` does.
+  [[nodiscard]] EpochState state(std::size_t batches) const {
+    if (batches > size())
+      throw std::out_of_range("resident: epoch state after " + std::to_string(batches) +
+                              " batches asked of an epoch of " + std::to_string(size()) +
+                              "; ask for at most size() batches");
+    return detail::EpochStateAccess::make(facts(), dataset_->impl_order(pass_), first_ + batches);
+  }
+  /// @brief `state(b)`, `b` the batches handed to the loop so far: one past the highest batch
+  /// `batch(k)` (or an iterator) gave. Batches a ring or a stream prepared ahead do not count.
+  /// @throws Error as `size()` does.
+  [[nodiscard]] EpochState state() const { return state(handed_); }
 
   /// @brief The dataset the epoch serves (for what shares its memory, as `to_tensors` does).
   /// @throws Error once that dataset was moved from, assigned, swapped or destroyed.
@@ -229,6 +258,17 @@ class Epoch {
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
 
+  // What the dataset's states say of it: its shape and the order's dependencies.
+  template <std::size_t... Field>
+  [[nodiscard]] detail::EpochFacts facts(std::index_sequence<Field...> /*fields*/) const {
+    return detail::epoch_facts<fields>(
+        dataset_->impl_core().geometry(), dataset_->impl_row_shapes(),
+        {detail::element_kind<stored_t<Field>>()...}, dataset_->impl_order_key());
+  }
+  [[nodiscard]] detail::EpochFacts facts() const {
+    return facts(std::make_index_sequence<fields>{});
+  }
+
   void check_index(std::size_t k) const {
     if (k >= size())
       throw std::out_of_range("resident: epoch batch " + std::to_string(k) +
@@ -238,7 +278,7 @@ class Epoch {
 
   // Whether batch k is a view of the dataset's memory rather than gathered into the ring.
   [[nodiscard]] bool is_view(std::size_t k) const {
-    return !gathers_ && !dataset_->impl_gathers_batch(pass_, k);
+    return !gathers_ && !dataset_->impl_gathers_batch(pass_, first_ + k);
   }
 
   // The ring slot that holds batch k for `wait` and `release` (`call`), or `no_batch` when the
@@ -299,7 +339,7 @@ class Epoch {
     // The slot's previous batch is gone as soon as the fill starts: a fill that throws half-way
     // must not leave the slot claiming it.
     slot_batch_[slot] = no_batch;
-    const auto gathered = dataset_->impl_gather(pass_, k);
+    const auto gathered = dataset_->impl_gather(pass_, first_ + k);
     fill(slot, gathered, with_fields, std::make_index_sequence<fields>{});
     slices_[slot] = gathered.slice;
     slot_batch_[slot] = k;
@@ -385,7 +425,9 @@ class Epoch {
   std::vector<bool> slot_has_fields_;
   std::vector<detail::BatchSlice> slices_;  // of each slot's batch
   std::optional<Engine> engine_;            // the space's gather engine, made at the first gather
-  detail::DataToken self_;                  // this epoch object's, for its iterators
+  std::size_t first_ = 0;   // the pass's batch that is this epoch's batch 0 (a resumed epoch)
+  std::size_t handed_ = 0;  // one past the highest batch handed out
+  detail::DataToken self_;  // this epoch object's, for its iterators
 };
 
 /// @brief The epoch `Owner::epoch(options, transforms...)` makes.
@@ -404,9 +446,16 @@ struct EpochMaker {
   template <class Owner, class... Transforms>
   static epoch_for<Owner, Transforms...> make(Owner& owner, const EpochOptions& options,
                                               const Transforms&... transforms) {
+    return resume(owner, options, nullptr, transforms...);
+  }
+  /// `make`, resumed from `state` where it is not null.
+  template <class Owner, class... Transforms>
+  static epoch_for<Owner, Transforms...> resume(Owner& owner, const EpochOptions& options,
+                                                const EpochState* state,
+                                                const Transforms&... transforms) {
     using Pack = TransformPack<Owner::num_fields, Transforms...>;
     return {owner, options, Pack::template pick<typename Pack::conversion>(transforms...),
-            Pack::template pick<typename Pack::augmentation>(transforms...)};
+            Pack::template pick<typename Pack::augmentation>(transforms...), state};
   }
 };
 

@@ -27,6 +27,7 @@
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/owner_base.hpp"
+#include "resident/detail/expects.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/gather/host_gather.hpp"
 #include "resident/detail/stream/chunk_rows.hpp"
@@ -195,9 +196,10 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     if (!plain_) {
       // The pass is the dataset's own, as long as it keeps it: it watches a token of its own.
       auto owner = std::make_shared<const bool>(true);
-      plain_ = std::make_unique<PlainPass>(PlainPass{
-          streamers_.make_pass(owner, {}, false, this->impl_core().config().reserve_bytes, false),
-          owner});
+      plain_ = std::make_unique<PlainPass>(
+          PlainPass{streamers_.make_pass(owner, {}, {}, false,
+                                         this->impl_core().config().reserve_bytes, false),
+                    owner});
     }
     return impl_view(plain_->pass, index);
   }
@@ -218,6 +220,20 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
                                                                  Transforms... transforms) {
     return detail::EpochMaker::make(*this, options, transforms...);
   }
+  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
+  /// this data said (`Epoch::state()`), on this world size or another one that divides the
+  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
+  /// the batches left are those the run would have had. Costs what making an epoch costs: a stream
+  /// starts at the chunk of the first batch left. A stream in window order resumes only on
+  /// the world size and batch size it stopped with.
+  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
+  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<StreamingDataset, Transforms...> resume(EpochOptions options,
+                                                                  const EpochState& state,
+                                                                  Transforms... transforms) {
+    return detail::EpochMaker::resume(*this, options, &state, transforms...);
+  }
 
   /// @cond impl
   // Implementation access, as Kokkos' `impl_` members: for `Epoch` and `Dataset`, not part of
@@ -228,10 +244,20 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   using impl_pass_type = typename detail::ChunkStreamers<Space, num_fields>::Pass;
   static constexpr const char* impl_holding = "the chunk slots";
   [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> borrower,
-                                              const EpochOptions& options, bool gathers) {
+                                              const EpochOptions& options,
+                                              const detail::EpochStart& start, bool gathers) {
     plain_.reset();
-    return streamers_.make_pass(std::move(borrower), options, gathers,
+    return streamers_.make_pass(std::move(borrower), options, start, gathers,
                                 this->impl_core().config().reserve_bytes, true);
+  }
+  [[nodiscard]] static const detail::EpochOrder& impl_order(const impl_pass_type& pass) noexcept {
+    return pass.order.epoch;
+  }
+  // A window order also depends on the chunking: chunks and windows are cut from it.
+  [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
+    if (order() != StreamOrder::window) return {};
+    const auto& layout = stream_layout();
+    return {detail::mix64(layout.chunk_batches ^ detail::mix64(layout.window_chunks)), true};
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return options.shuffle != Shuffle::samples || streamers_.views_samples();
@@ -282,6 +308,12 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
         capacity.needing(detail::checked_add(stream.total_bytes, ring, "streaming size"));
     if (!verdict.fits) throw verdict.refusal(detail::stream_refusal_advice(stream, ring, options));
     const bool whole_epoch = detail::streams_whole_epoch(options.streaming.order, sources);
+    RESIDENT_EXPECTS(whole_epoch || layout.geometry.rank_parts == 1,
+                     "a stream in window order reads chunks of consecutive rows of one part, "
+                     "but this rank stores " +
+                         std::to_string(layout.geometry.rank_parts) +
+                         " parts (DatasetOptions::parts over the world size); stream in "
+                         "whole-epoch order (StreamOptions::order), or use one part per rank");
     detail::DatasetCore<Space, num_fields> core(std::move(space), options, reserve, layout);
     streamers_ = detail::ChunkStreamers<Space, num_fields>(
         core.space(), core.stream(), core.stream_keep_alive(), layout, stream, std::move(sources),

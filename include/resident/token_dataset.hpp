@@ -114,12 +114,10 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   /// @brief Batch `index` of an unshuffled epoch, as views into the stream: `x` is windows
   /// `[index * batch_size(), ...)` (this rank's, when sharded), `y` the same one token on.
   /// @throws std::out_of_range when `index >= num_batches()`; InvalidArgument when the batch is
-  /// not one span of the stream (a padded batch, or a stride other than the context): read it
-  /// from an epoch, which gathers it.
+  /// not one span of the stream (a padded batch, a stride other than the context, a rank that
+  /// stores several parts): read it from an epoch, which gathers it.
   [[nodiscard]] batch_type batch(std::size_t index) const {
-    const auto& core = this->impl_core();
-    if (index >= core.num_batches()) core.throw_batch_out_of_range(index, "token dataset");
-    const detail::BatchSlice slice = core.geometry().slice(index, core.geometry().replica);
+    const detail::BatchSlice slice = this->plain_slice(index, "token dataset");
     detail::refuse_unless_span(index, slice, context_, stride_);
     return views(slice);
   }
@@ -131,11 +129,20 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   template <class... Transforms>
   [[nodiscard]] epoch_for<TokenDataset, Transforms...> epoch(EpochOptions options = {},
                                                              Transforms... transforms) {
-    using Pack = detail::TransformPack<num_fields, Transforms...>;
-    static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
-                  "token windows are not images: augment<>() does not apply to a TokenDataset "
-                  "(convert<>() does)");
-    return detail::EpochMaker::make(*this, options, transforms...);
+    return resume_from(options, nullptr, transforms...);
+  }
+  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
+  /// this data said (`Epoch::state()`), on this world size or another one that divides the
+  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
+  /// the batches left are those the run would have had. Costs what making an epoch costs: no
+  /// earlier batch is gathered or read.
+  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
+  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<TokenDataset, Transforms...> resume(EpochOptions options,
+                                                              const EpochState& state,
+                                                              Transforms... transforms) {
+    return resume_from(options, &state, transforms...);
   }
 
   /// @cond impl
@@ -146,19 +153,27 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   using typename Storage::impl_pass_type;
   static constexpr const char* impl_holding = "the token stream";
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
-    return stride_ == context_ && options.shuffle != Shuffle::samples;
+    return stride_ == context_ && options.shuffle != Shuffle::samples &&
+           this->impl_core().geometry().rank_parts == 1;
   }
   // A view epoch gathers its padded batches: only a replica's last batch can be one (see
-  // `ShardGeometry::slice`), or all of them on a rank that owns no window.
+  // `ShardGeometry::slice`), or all of them on a rank that owns no window; and those that are
+  // no run of the stored windows (see `PreloadedStorage`).
   [[nodiscard]] bool impl_gathers_some(const impl_pass_type& pass) const noexcept {
-    const std::size_t batches = this->num_batches();
-    return batches != 0 && impl_gathers_batch(pass, batches - 1);
+    const std::size_t batches = pass.batches();
+    return Storage::impl_gathers_some(pass) ||
+           (batches != 0 && impl_gathers_batch(pass, batches - 1));
   }
   [[nodiscard]] bool impl_gathers_batch(const impl_pass_type& pass, std::size_t k) const noexcept {
-    return !spans(pass.slice(this->impl_core().geometry(), k));
+    return !spans(pass.slice(k)) || Storage::impl_gathers_batch(pass, k);
   }
   [[nodiscard]] batch_type impl_view(const impl_pass_type& pass, std::size_t k) const {
-    return views(pass.slice(this->impl_core().geometry(), k));
+    const detail::BatchSlice slice = pass.slice(k);
+    return views({pass.run_first(k), slice.rows, slice.valid});
+  }
+  // A token dataset's order also depends on its windows.
+  [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
+    return {detail::mix64(context_ ^ detail::mix64(stride_)), false};
   }
   // Field 0 (x) reads each window from its start, field 1 (y) one token on.
   template <std::size_t Field>
@@ -170,6 +185,16 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
 
  private:
   friend struct detail::FromSources;
+
+  template <class... Transforms>
+  [[nodiscard]] epoch_for<TokenDataset, Transforms...> resume_from(
+      const EpochOptions& options, const EpochState* state, const Transforms&... transforms) {
+    using Pack = detail::TransformPack<num_fields, Transforms...>;
+    static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
+                  "token windows are not images: augment<>() does not apply to a TokenDataset "
+                  "(convert<>() does)");
+    return detail::EpochMaker::resume(*this, options, state, transforms...);
+  }
 
   static std::size_t stream_length(const HostTensor<const T>& tokens) {
     RESIDENT_EXPECTS(tokens.shape().rank() == 1,

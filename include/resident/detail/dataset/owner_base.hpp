@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "resident/detail/dataset/dataset_core.hpp"
+#include "resident/detail/dataset/epoch_resume.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/shape.hpp"
 
@@ -30,6 +31,7 @@ class OwnerBase {
   [[nodiscard]] const std::array<Shape, Fields>& impl_row_shapes() const noexcept {
     return row_shapes_.get();
   }
+  [[nodiscard]] static constexpr OrderKey impl_order_key() noexcept { return {}; }
   template <class Pass>
   [[nodiscard]] static constexpr bool impl_gathers_some(const Pass& /*pass*/) noexcept {
     return false;

@@ -14,6 +14,7 @@
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/owner_base.hpp"
 #include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/expects.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/resources.hpp"
 #include "resident/detail/upload/host_upload.hpp"
@@ -62,16 +63,26 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
   // An epoch's order over the stored rows, and a gathered batch's rows in it.
   using impl_pass_type = EpochOrder;
   [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
-                                              const EpochOptions& options, bool /*gathers*/) const {
-    return {this->impl_core().geometry(), options};
+                                              const EpochOptions& options, const EpochStart& start,
+                                              bool /*gathers*/) const {
+    return {this->impl_core().geometry(), options, start};
+  }
+  [[nodiscard]] static const EpochOrder& impl_order(const impl_pass_type& pass) noexcept {
+    return pass;
+  }
+  // A batch that is no run of the stored rows is gathered, in a view epoch too.
+  [[nodiscard]] static bool impl_gathers_some(const impl_pass_type& pass) noexcept {
+    return pass.gathers_some();
+  }
+  [[nodiscard]] static bool impl_gathers_batch(const impl_pass_type& pass, std::size_t k) noexcept {
+    return pass.run_first(k) == EpochOrder::no_run;
   }
   struct impl_gathered {
     RowOrder order;
     BatchSlice slice;
   };
-  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
-    const ShardGeometry& geometry = this->impl_core().geometry();
-    return {pass.rows(geometry, k), pass.slice(geometry, k)};
+  [[nodiscard]] static impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) {
+    return {pass.rows(k), pass.slice(k)};
   }
   /// @endcond
 
@@ -100,6 +111,21 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
                                                make_upload(request.layout), options, core.stream());
     storage_ = std::make_shared<Allocation<Space>>(std::move(storage));
     this->impl_core() = std::move(core);
+  }
+
+  /// @brief Batch `index` of the unshuffled epoch, as the rows it views (`what` names the
+  /// dataset in a refusal).
+  /// @throws std::out_of_range past the batches; InvalidArgument where the rank stores several
+  /// parts, whose batches are no run of the stored rows.
+  [[nodiscard]] BatchSlice plain_slice(std::size_t index, const char* what) const {
+    const auto& core = this->impl_core();
+    if (index >= core.num_batches()) core.throw_batch_out_of_range(index, what);
+    RESIDENT_EXPECTS(core.geometry().rank_parts == 1,
+                     "this rank stores " + std::to_string(core.geometry().rank_parts) +
+                         " parts (DatasetOptions::parts), whose batches take a row of each in "
+                         "turn, no run of the stored rows; read batch " +
+                         std::to_string(index) + " from an epoch, which gathers it");
+    return core.geometry().slice(index, core.geometry().replica);
   }
 
   /// @brief The allocation's first byte (null when empty or moved from).

@@ -55,6 +55,15 @@ struct ShardGeometry {
   std::size_t tail_rows = 0;     ///< Rows of the last batch.
   std::size_t replicas = 1;      ///< Ranks that share the order (replicated: the world size).
   std::size_t replica = 0;       ///< This rank's replica.
+  /// Parts of the rows (`DatasetOptions::parts`; 1 when replicated: a round is one row).
+  std::size_t parts = 1;
+  std::size_t rank_parts = 1;  ///< The parts this rank stores (consecutive ones).
+  std::size_t part_rows = 0;   ///< Rows of a shorter part (the longer ones have one more).
+  std::size_t long_parts = 0;  ///< This rank's parts with a row more: its first ones.
+  std::size_t total_rows = 0;  ///< Rows of the dataset, every rank's.
+  Remainder remainder = Remainder::partial;  ///< The policy the batches were cut by.
+  Shard shard{};                             ///< This rank, and the world size.
+  Sharding sharding = Sharding::partitioned;
   bool pad_from_source_start = false;  ///< No own rows: padding repeats the caller's first rows.
   /// The last batch is short or padded on some rank (decided from figures all ranks share):
   /// every shuffled epoch serves it last, so that all ranks' steps have the same sizes
@@ -78,6 +87,12 @@ struct ShardGeometry {
   [[nodiscard]] constexpr std::size_t shuffled_batches() const noexcept {
     return batches - (short_last ? 1 : 0);
   }
+  /// Rows of one step of the job, every rank's batch together (but a short last step's).
+  [[nodiscard]] constexpr std::size_t step_rows() const noexcept {
+    return batch_size * (parts == 1 ? replicas : parts / rank_parts);
+  }
+  /// Rows of one round of the global sequence: one of every part.
+  [[nodiscard]] constexpr std::size_t round_rows() const noexcept { return parts; }
 
   /// @brief Batch `j` (< `batches`) of replica `replica_index`. Every round but a short last one
   /// gives each replica `batch_size` consecutive positions; a short last round (the `partial` or
@@ -94,8 +109,34 @@ struct ShardGeometry {
   }
 };
 
+/// @brief The parts `options` cuts a partitioned dataset's rows into (1 when replicated).
+/// @throws InvalidArgument when the world size does not divide them, or the parts a rank
+/// stores do not divide the batch size.
+inline std::size_t parts_of(const DatasetOptions& options) {
+  if (options.sharding == Sharding::replicated) return 1;
+  const auto world = static_cast<std::size_t>(options.shard.world_size);
+  const std::size_t parts = options.parts == 0 ? world : options.parts;
+  RESIDENT_EXPECTS(parts % world == 0,
+                   "DatasetOptions::parts is " + std::to_string(parts) + ", which the world size " +
+                       std::to_string(world) +
+                       " does not divide: each rank stores parts / world_size of the parts; "
+                       "use a multiple of every world size the run will have (0: the world "
+                       "size), or a world size that divides the parts");
+  const std::size_t rank_parts = parts / world;
+  RESIDENT_EXPECTS(options.batch_size % rank_parts == 0,
+                   "DatasetOptions::batch_size " + std::to_string(options.batch_size) +
+                       " is not a multiple of the " + std::to_string(rank_parts) +
+                       " parts each rank stores (" + std::to_string(parts) + " parts over " +
+                       std::to_string(world) +
+                       " ranks): a step takes whole rounds, one row of every part; use a "
+                       "batch size that is a multiple of " +
+                       std::to_string(rank_parts) + ", or fewer parts");
+  return parts;
+}
+
 /// @brief The geometry of rank `options.shard.rank` for a dataset of `rows` rows.
-/// @throws InvalidArgument for an invalid shard or a batch size of 0.
+/// @throws InvalidArgument for an invalid shard, a batch size of 0, or parts that the world
+/// size or the batch size do not fit (`parts_of`).
 inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& options) {
   RESIDENT_EXPECTS(options.batch_size > 0,
                    "DatasetOptions::batch_size is 0; set it to the rows per batch (e.g. 256)");
@@ -105,7 +146,18 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   const std::size_t b = options.batch_size;
   ShardGeometry geometry;
   geometry.batch_size = b;
-  const std::size_t longest_part = ceil_div(rows, world);
+  geometry.total_rows = rows;
+  geometry.remainder = options.remainder;
+  geometry.shard = options.shard;
+  geometry.sharding = options.sharding;
+  geometry.parts = parts_of(options);
+  const bool replicated = options.sharding == Sharding::replicated;
+  geometry.rank_parts = replicated ? 1 : geometry.parts / world;
+  // The rank that stores the most rows: rank 0, whose parts are the first (the longer ones).
+  const std::size_t longest_part = replicated
+                                       ? ceil_div(rows, world)
+                                       : geometry.rank_parts * (rows / geometry.parts) +
+                                             std::min(geometry.rank_parts, rows % geometry.parts);
   // floor(floor(n / w) / b) == floor(n / (w b)) and likewise for ceil: no product to overflow.
   geometry.batches =
       options.remainder == Remainder::drop ? rows / world / b : ceil_div(longest_part, b);
@@ -117,15 +169,23 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   geometry.short_last = options.remainder != Remainder::drop && geometry.batches != 0 &&
                         (rows % world != 0 || rows / world % b != 0);
 
-  if (options.sharding == Sharding::replicated) {
+  if (replicated) {
     geometry.order_rows = rows;
     geometry.replicas = world;
     geometry.replica = rank;
+    geometry.part_rows = rows;
   } else {
-    const RowRange part = balanced_part(rows, world, rank);
-    geometry.order_rows = part.rows;
-    geometry.source_first = part.first;
-    geometry.pad_from_source_start = part.rows == 0;
+    const std::size_t first_part = rank * geometry.rank_parts;
+    const RowRange first = balanced_part(rows, geometry.parts, first_part);
+    const std::size_t end =
+        balanced_part(rows, geometry.parts, first_part + geometry.rank_parts).first;
+    geometry.order_rows = end - first.first;
+    geometry.source_first = first.first;
+    geometry.pad_from_source_start = geometry.order_rows == 0;
+    geometry.part_rows = rows / geometry.parts;
+    const std::size_t longer = rows % geometry.parts;
+    geometry.long_parts =
+        longer > first_part ? std::min(geometry.rank_parts, longer - first_part) : 0;
   }
   // Enough rows that every batch of every replica is one contiguous view of the stored rows.
   std::size_t end = geometry.order_rows;
@@ -135,6 +195,18 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   }
   geometry.stored_rows = end;
   return geometry;
+}
+
+/// @brief The geometry `like` was made by, for a dataset of `rows` rows: how the rest of an
+/// epoch is cut when it is resumed on another world size or batch size.
+inline ShardGeometry remake_geometry(const ShardGeometry& like, std::size_t rows) {
+  DatasetOptions options;
+  options.batch_size = like.batch_size;
+  options.remainder = like.remainder;
+  options.shard = like.shard;
+  options.sharding = like.sharding;
+  options.parts = like.parts;
+  return make_geometry(rows, options);
 }
 
 /// @brief The source rows a rank's streaming passes read, as `ChunkLoader::source_run` maps

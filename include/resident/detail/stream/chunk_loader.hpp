@@ -68,22 +68,26 @@ struct ChunkLoader {
   [[nodiscard]] Fill chunk_fill(const PassOrder& order, std::size_t position) const {
     const ShardGeometry& geometry = layout.geometry;
     const std::size_t chunk = order.chunk_at[position];
-    const std::size_t batches = stream_layout.batches_of(chunk, geometry.batches);
-    const bool gathers = order.whole_epoch && order.epoch.sample_order.size() != 0;
+    const std::size_t batches = stream_layout.batches_of(
+        chunk, order.whole_epoch ? order.epoch.batches() : geometry.batches);
+    // Row by row where the epoch's rows are no runs: permuted, or mapped (see `RowMap`).
+    const bool gathers =
+        order.whole_epoch && (order.epoch.sample_order.size() != 0 || order.epoch.map.parts != 0);
     Fill fill;
     std::vector<BatchSlice> slices(batches);
     for (std::size_t local = 0; local < batches; ++local) {
       // The slot holds the chunk's batches in their place order: a window pass permutes them
       // when it serves them, a whole-epoch pass has them in the epoch's order already.
       BatchSlice& slice = slices[local];
+      const std::size_t k = position * stream_layout.chunk_batches + local;
       if (order.whole_epoch) {
-        slice = order.epoch.slice(geometry, position * stream_layout.chunk_batches + local);
+        slice = order.epoch.slice(k);
       } else {
         slice = geometry.slice(chunk * stream_layout.chunk_batches + local, order.epoch.replica);
         slice.first += order.epoch.offset;
       }
       if (!gathers) continue;
-      const RowOrder rows{order.epoch.sample_order, geometry.order_rows, slice.first};
+      const RowOrder rows = order.epoch.rows(k);
       for (std::size_t r = 0; r < slice.rows; ++r)
         fill.gathered.push_back(source_run(static_cast<std::size_t>(rows.row(r)), 1).first);
     }

@@ -151,7 +151,8 @@ class ChunkStreamer {
       gathered.slice = pass_slice(order, position, place, geometry, stream_);
       rows.slot[0] = position % stream_.chunk_slots;
       rows.slot_row = local * geometry.batch_size;
-      rows.straight = RowOrder{order.epoch.sample_order, geometry.order_rows, gathered.slice.first};
+      rows.straight = order.whole_epoch ? order.epoch.rows(k)
+                                        : RowOrder{{}, geometry.order_rows, gathered.slice.first};
       return gathered;
     }
     const std::size_t first = position / stream_.window_chunks * stream_.window_chunks;
@@ -334,15 +335,17 @@ class ChunkStreamers {
     return recipe_ && recipe_->whole_epoch && !recipe_->direct;
   }
 
-  /// @brief A new pass of `borrower` (see `LendingPool::lend`) in the order `options` gives,
+  /// @brief A new pass of `borrower` (see `LendingPool::lend`) in the order `options` gives
+  /// from `start`,
   /// with a streamer lent to it unless it gathers every batch from the rows in host memory
   /// (`gathers` on a direct stream). `defer`: where every streamer is lent and the space has no
   /// room for another, leave it for the first batch (see `streamer`) rather than refuse.
   /// @throws CapacityError when no streamer can be had (see `lend`); std::bad_alloc.
   [[nodiscard]] Pass make_pass(std::weak_ptr<const void> borrower, const EpochOptions& options,
-                               bool gathers, std::size_t reserve, bool defer) {
+                               const EpochStart& start, bool gathers, std::size_t reserve,
+                               bool defer) {
     Pass pass{make_pass_order(++last_order_id_, options, recipe_->layout.geometry, recipe_->stream,
-                              recipe_->whole_epoch),
+                              recipe_->whole_epoch, start),
               std::move(borrower),
               {}};
     if (gathers && recipe_->direct) return pass;
@@ -373,8 +376,8 @@ class ChunkStreamers {
     rows.replicas = geometry.replicas;
     rows.replica = pass.order.epoch.replica;
     rows.offset = pass.order.epoch.offset;
-    gathered.slice = pass.order.epoch.slice(geometry, k);
-    rows.straight = pass.order.epoch.rows(geometry, k);
+    gathered.slice = pass.order.epoch.slice(k);
+    rows.straight = pass.order.epoch.rows(k);
     return gathered;
   }
 

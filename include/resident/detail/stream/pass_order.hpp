@@ -16,6 +16,7 @@
 #include "resident/detail/dataset/epoch_order.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
+#include "resident/detail/expects.hpp"
 #include "resident/detail/stream/stream_layout.hpp"
 #include "resident/epoch_options.hpp"
 #include "resident/permutation.hpp"
@@ -35,24 +36,37 @@ struct PassOrder {
   [[nodiscard]] const EpochOptions& options() const noexcept { return epoch.options; }
 };
 
-/// @brief The pass `id` in the order `options` gives. Whole-epoch: the chunks in turn, each
-/// holding the epoch's next batches. Window: shuffled, a seeded permutation of the chunks (the
-/// chunk of a short last batch stays last, as the batch does in it), a new replica for a
-/// replicated rank and a new drop offset; else the chunks in order.
+/// @brief The pass `id` in the order `options` gives, from `start`. Whole-epoch: the chunks in
+/// turn, each holding the epoch's next batches. Window: shuffled, a seeded permutation of the
+/// chunks (the chunk of a short last batch stays last, as the batch does in it), a new replica
+/// for a replicated rank and a new drop offset; else the chunks in order.
+/// @throws InvalidArgument for a window-order pass resumed where its batches differ from those
+/// it stopped in (another world size or batch size).
 template <std::size_t Fields>
 PassOrder make_pass_order(std::uint64_t id, const EpochOptions& options,
                           const ShardGeometry& geometry, const StreamLayout<Fields>& stream,
-                          bool whole_epoch) {
+                          bool whole_epoch, const EpochStart& start = {}) {
   PassOrder order;
   order.id = id;
   order.whole_epoch = whole_epoch;
   const std::size_t chunks = stream.chunks;
   order.chunk_at.resize(chunks);
   const bool shuffled = options.shuffle != Shuffle::none;
-  if (whole_epoch) {
-    order.epoch = EpochOrder(geometry, options);
-  } else {
-    order.epoch.options = options;
+  order.epoch = EpochOrder(geometry, options, start);
+  if (!whole_epoch) {
+    RESIDENT_EXPECTS(order.epoch.map.parts == 0,
+                     "a stream in window order resumes only on the world size and batch size "
+                     "it stopped with (" +
+                         std::to_string(start.global_batch) +
+                         " rows a step), since its chunks and windows are cut from them, but "
+                         "this one has " +
+                         std::to_string(geometry.step_rows()) +
+                         " rows a step; resume with the batch size and world size of the run "
+                         "that saved the state, or stream the data in whole-epoch order "
+                         "(StreamOptions::order), which resumes on any of them");
+    // Chunks of consecutive rows, read straight: the window order's own permutations.
+    order.epoch.batch_order = Permutation();
+    order.epoch.sample_order = Permutation();
     order.epoch.replica = shuffled ? epoch_replica(geometry, options) : geometry.replica;
     order.epoch.offset = drop_offset(geometry, options);
   }
@@ -75,6 +89,7 @@ std::pair<std::size_t, std::size_t> locate(const PassOrder& order, std::size_t k
                                            const StreamLayout<Fields>& stream,
                                            std::size_t batches) noexcept {
   const std::size_t per_chunk = stream.chunk_batches;
+  if (order.whole_epoch) return {k / per_chunk, k % per_chunk};  // the epoch's batches in turn
   const std::size_t last = stream.batches_of(stream.chunks - 1, batches);
   const std::size_t before_short = order.short_position * per_chunk;
   if (k < before_short) return {k / per_chunk, k % per_chunk};
@@ -103,8 +118,7 @@ std::size_t local_batch(const PassOrder& order, std::size_t chunk, std::size_t p
 template <std::size_t Fields>
 BatchSlice pass_slice(const PassOrder& order, std::size_t position, std::size_t place,
                       const ShardGeometry& geometry, const StreamLayout<Fields>& stream) {
-  if (order.whole_epoch)
-    return order.epoch.slice(geometry, position * stream.chunk_batches + place);
+  if (order.whole_epoch) return order.epoch.slice(position * stream.chunk_batches + place);
   const std::size_t chunk = order.chunk_at[position];
   BatchSlice slice = geometry.slice(
       chunk * stream.chunk_batches + local_batch(order, chunk, place, geometry, stream),

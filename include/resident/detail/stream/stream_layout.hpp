@@ -40,7 +40,8 @@ struct StreamLayout {
 
   /// Batches of chunk `c` (< `chunks`).
   [[nodiscard]] std::size_t batches_of(std::size_t c, std::size_t batches) const noexcept {
-    return std::min(chunk_batches, batches - c * chunk_batches);
+    // A resumed epoch may have fewer batches than the chunks were cut for: none past its last.
+    return c * chunk_batches >= batches ? 0 : std::min(chunk_batches, batches - c * chunk_batches);
   }
 };
 
