@@ -42,6 +42,13 @@ struct Totals {
   double loss = 0, correct = 0, rows = 0;
 };
 
+/// Where a model is in a training run: its parameters, its momentum, and the current epoch's
+/// totals so far (what a resumed run needs to go on bit for bit).
+struct ModelState {
+  std::vector<float> parameters, velocity;
+  Totals totals;
+};
+
 /// Glorot-uniform weights from a seeded hash, zero biases: the same start on every path.
 inline std::vector<float> initial_parameters(const MlpShape& shape, std::uint64_t seed) {
   std::vector<float> parameters(shape.parameters(), 0.0f);
@@ -92,6 +99,14 @@ class HostMlp {
   Totals take_totals() { return std::exchange(totals_, Totals{}); }
 
   [[nodiscard]] const std::vector<float>& parameters() const { return parameters_; }
+  /// Where the model is (see `ModelState`).
+  [[nodiscard]] ModelState state() const { return {parameters_, velocity_, totals_}; }
+  /// Puts the model where `state` says, of a model of the same shape.
+  void restore(const ModelState& state) {
+    parameters_ = state.parameters;
+    velocity_ = state.velocity;
+    totals_ = state.totals;
+  }
 
  private:
   void forward(const float* x, std::size_t rows) {

@@ -185,6 +185,34 @@ Totals CudaMlp::take_totals() {
   return {host[0], host[1], host[2]};
 }
 
+ModelState CudaMlp::state() const {
+  ModelState state{
+      std::vector<float>(shape_.parameters()), std::vector<float>(shape_.parameters()), {}};
+  double totals[3] = {};
+  const std::size_t bytes = state.parameters.size() * sizeof(float);
+  RESIDENT_CUDA_TRY(cudaMemcpyAsync(state.parameters.data(), parameters_.get(), bytes,
+                                    cudaMemcpyDeviceToHost, stream_));
+  RESIDENT_CUDA_TRY(cudaMemcpyAsync(state.velocity.data(), velocity_.get(), bytes,
+                                    cudaMemcpyDeviceToHost, stream_));
+  RESIDENT_CUDA_TRY(
+      cudaMemcpyAsync(totals, totals_.get(), sizeof(totals), cudaMemcpyDeviceToHost, stream_));
+  RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_));
+  state.totals = {totals[0], totals[1], totals[2]};
+  return state;
+}
+
+void CudaMlp::restore(const ModelState& state) {
+  const double totals[3] = {state.totals.loss, state.totals.correct, state.totals.rows};
+  const std::size_t bytes = shape_.parameters() * sizeof(float);
+  RESIDENT_CUDA_TRY(cudaMemcpyAsync(parameters_.get(), state.parameters.data(), bytes,
+                                    cudaMemcpyHostToDevice, stream_));
+  RESIDENT_CUDA_TRY(cudaMemcpyAsync(velocity_.get(), state.velocity.data(), bytes,
+                                    cudaMemcpyHostToDevice, stream_));
+  RESIDENT_CUDA_TRY(
+      cudaMemcpyAsync(totals_.get(), totals, sizeof(totals), cudaMemcpyHostToDevice, stream_));
+  RESIDENT_CUDA_TRY(cudaStreamSynchronize(stream_));  // the host buffers go after the return
+}
+
 std::vector<float> CudaMlp::parameters() const {
   std::vector<float> host(shape_.parameters());
   RESIDENT_CUDA_TRY(cudaMemcpyAsync(host.data(), parameters_.get(), host.size() * sizeof(float),

@@ -46,6 +46,10 @@ class CudaMlp {
   Totals take_totals();
   /// The parameters, copied back (waits for the stream).
   [[nodiscard]] std::vector<float> parameters() const;
+  /// Where the model is (see `ModelState`), copied back (waits for the stream).
+  [[nodiscard]] ModelState state() const;
+  /// Puts the model where `state` says, of a model of the same shape (on the stream).
+  void restore(const ModelState& state);
 
  private:
   void forward(const float* x, std::size_t rows);

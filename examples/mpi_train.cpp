@@ -8,9 +8,17 @@
 // Runs on CudaSpace (one GPU per local rank) when a device is present and this file was
 // compiled by nvcc, else on HostSpace.
 //
+// An elastic restart: `--stop-after K` stops the job after K steps and rank 0 writes where it
+// stands (PREFIX.state, the epoch's 64-byte `EpochState`; PREFIX.npy, the weights); a job of
+// another size started with `--resume PREFIX` goes on with the rest of the epoch. With
+// partitioned sharding the rows are cut into `--parts P` parts (every world size of the run
+// must divide P): 4 ranks of batch 16 then 2 ranks of batch 32 train on the same rows at every
+// step as 4 ranks that never stopped.
+//
 //   mpirun -np 2 mpi_train [--epochs N] [--batch B (per rank)] [--rows R] [--seed S]
-//                          [--sharding replicated|partitioned] [--space auto|host|cuda]
+//                          [--sharding replicated|partitioned] [--parts P] [--space auto|host|cuda]
 //                          [--save-weights F.npy] [--expect-weights F.npy --tolerance T]
+//                          [--stop-after K] [--checkpoint PREFIX] [--resume PREFIX]
 #include <mpi.h>
 
 #include <algorithm>
@@ -18,7 +26,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <resident/resident.hpp>
 #include <string>
 #include <vector>
@@ -29,10 +40,10 @@
 namespace {
 
 struct Arguments {
-  std::size_t epochs = 5, batch = 32, rows = 6000;
+  std::size_t epochs = 5, batch = 32, rows = 6000, parts = 0, stop_after = 0;
   std::uint64_t seed = 1;
   resident::Sharding sharding = resident::Sharding::replicated;
-  std::string space = "auto", save_weights, expect_weights;
+  std::string space = "auto", save_weights, expect_weights, checkpoint = "mpi_train", resume;
   double tolerance = 1e-4;
   float rate = 0.5f;
 };
@@ -199,6 +210,7 @@ int train(const Space& space, const resident::Shard& shard, const Arguments& arg
   options.batch_size = args.batch;
   options.shard = shard;
   options.sharding = args.sharding;
+  options.parts = args.parts;
   const resident::Plan plan = resident::plan(space, options, x_train, y_train);
   const bool root = shard.rank == 0;
   if (root)
@@ -219,9 +231,43 @@ int train(const Space& space, const resident::Shard& shard, const Arguments& arg
   Compute<Space> compute(model, train_set.stream());
   std::vector<float> gradient(model.parameters().size());
   double test_accuracy = 0;
-  for (std::size_t epoch = 0; epoch < args.epochs; ++epoch) {
+  std::size_t first_epoch = 0, steps = 0;
+  std::optional<resident::EpochState> resumed;
+  if (!args.resume.empty()) {
+    // Every rank reads where the job stopped: the epoch's state and the weights.
+    std::ifstream file(args.resume + ".state", std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(file)), {});
+    const auto state = resident::EpochState::from_bytes(bytes.data(), bytes.size());
+    const resident::npy::Array weights = resident::npy::load(args.resume + ".npy");
+    const auto values = weights.as<float>();
+    model.restore({values.data(), values.data() + values.size()});
+    first_epoch = state.options().epoch + (state.finished() ? 1 : 0);
+    if (!state.finished()) resumed = state;
+    if (root)
+      std::printf("mpi_train: resuming epoch %zu at row %llu of its order on %d rank(s)\n",
+                  first_epoch, static_cast<unsigned long long>(state.position()), shard.world_size);
+  }
+  for (std::size_t epoch = first_epoch; epoch < args.epochs; ++epoch) {
     Totals epoch_totals;
-    for (auto [xb, yb] : train_set.epoch({args.seed, epoch, resident::Shuffle::samples})) {
+    const resident::EpochOptions epoch_options{args.seed, epoch, resident::Shuffle::samples};
+    auto batches = resumed && resumed->options().epoch == epoch
+                       ? train_set.resume(epoch_options, *resumed)
+                       : train_set.epoch(epoch_options);
+    for (std::size_t k = 0; k < batches.size(); ++k, ++steps) {
+      if (args.stop_after != 0 && steps == args.stop_after) {
+        // Preempted: every rank says the same state; rank 0 keeps it with the weights.
+        if (root) {
+          const auto state = batches.state(k).to_bytes();
+          std::ofstream(args.checkpoint + ".state", std::ios::binary)
+              .write(reinterpret_cast<const char*>(state.data()), state.size());
+          resident::npy::save(args.checkpoint + ".npy", model.parameters().data(),
+                              resident::Shape{model.parameters().size()});
+          std::printf("mpi_train: stopped after %zu steps, in epoch %zu; resume with --resume %s\n",
+                      steps, epoch, args.checkpoint.c_str());
+        }
+        return 0;
+      }
+      const auto [xb, yb] = batches.batch(k);
       std::fill(gradient.begin(), gradient.end(), 0.0f);
       Totals step = compute.pass(xb, yb, gradient.data());
       MPI_Allreduce(MPI_IN_PLACE, gradient.data(), static_cast<int>(gradient.size()), MPI_FLOAT,
@@ -274,6 +320,14 @@ bool parse(int argc, char** argv, Arguments& args) {
     else if (flag == "--sharding" && (value == "replicated" || value == "partitioned"))
       args.sharding =
           value == "replicated" ? resident::Sharding::replicated : resident::Sharding::partitioned;
+    else if (flag == "--parts")
+      args.parts = std::strtoull(value.c_str(), nullptr, 10);
+    else if (flag == "--stop-after")
+      args.stop_after = std::strtoull(value.c_str(), nullptr, 10);
+    else if (flag == "--checkpoint")
+      args.checkpoint = value;
+    else if (flag == "--resume")
+      args.resume = value;
     else if (flag == "--space" && (value == "auto" || value == "host" || value == "cuda"))
       args.space = value;
     else if (flag == "--save-weights")
@@ -318,8 +372,9 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, args)) {
     std::fprintf(stderr,
                  "usage: mpi_train [--epochs N] [--batch B] [--rows R] [--seed S] "
-                 "[--sharding replicated|partitioned] [--space auto|host|cuda] "
-                 "[--save-weights F.npy] [--expect-weights F.npy --tolerance T]\n");
+                 "[--sharding replicated|partitioned] [--parts P] [--space auto|host|cuda] "
+                 "[--save-weights F.npy] [--expect-weights F.npy --tolerance T] "
+                 "[--stop-after K] [--checkpoint PREFIX] [--resume PREFIX]\n");
   } else {
     try {
       status = run(args);

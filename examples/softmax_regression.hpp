@@ -91,6 +91,9 @@ class SoftmaxRegression {
     return loss;
   }
 
+  /// Puts the parameters back to `parameters` (of a model of this shape): a resumed run's.
+  void restore(const std::vector<float>& parameters) { parameters_ = parameters; }
+
   /// One SGD step on a gradient summed over `rows` rows.
   void apply(const float* gradient, double rows, float rate) {
     if (rows <= 0) return;

@@ -7,6 +7,7 @@
 //
 //   train_mlp [--x X.npy --y Y.npy] [--epochs N] [--batch B] [--space host|cuda|auto]
 //             [--seed S] [--rate R] [--scale F] [--augment P]
+//             [--stop-after K [--checkpoint FILE]] [--resume FILE]
 //
 // X is uint8 (normalised on the fly by `--scale`, default 1/255) or float32, Y int32. Without
 // files it trains on an embedded synthetic 10-class problem. Each epoch prints the loss,
@@ -16,11 +17,18 @@
 // translated by up to P pixels (`RandomCrop{P}`, zeros filling; no flip), and prints both
 // held-out accuracies. The images are the rows' shape: (H, W) or (C, H, W) rows, or flat rows
 // of a square single-channel image (the digits' 64 pixels are 8 x 8).
+// `--stop-after K` stops after K training steps, as a preempted job would, and writes where the
+// run stands to the checkpoint (the epoch's `EpochState`, the weights, the momentum and the
+// epoch's totals); `--resume FILE` goes on from one, in a new process, with the batches the
+// run would have had: the final loss and weights are those of a run that never stopped, bit
+// for bit (the last line prints both).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -42,7 +50,68 @@ struct Arguments {
   std::uint64_t seed = 1;
   float rate = 0.1f, momentum = 0.9f, scale = 0.0f;  // scale 0: 1/255 for uint8, 1 for float
   std::size_t augment = 0;                           // pixels of translation; 0: none
+  std::size_t stop_after = 0;                        // training steps before stopping; 0: none
+  std::string checkpoint = "train_mlp.checkpoint", resume;
 };
+
+/// Where a stopped run stands: its epoch's state and its model's.
+struct Checkpoint {
+  resident::EpochState epoch;
+  examples::ModelState model;
+};
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) throw resident::Error("cannot write the checkpoint " + path);
+  const auto state = checkpoint.epoch.to_bytes();
+  const std::uint64_t count = checkpoint.model.parameters.size();
+  const double totals[3] = {checkpoint.model.totals.loss, checkpoint.model.totals.correct,
+                            checkpoint.model.totals.rows};
+  const bool written =
+      std::fwrite(state.data(), state.size(), 1, file) == 1 &&
+      std::fwrite(&count, sizeof count, 1, file) == 1 &&
+      std::fwrite(checkpoint.model.parameters.data(), sizeof(float), count, file) == count &&
+      std::fwrite(checkpoint.model.velocity.data(), sizeof(float), count, file) == count &&
+      std::fwrite(totals, sizeof totals, 1, file) == 1;
+  if (std::fclose(file) != 0 || !written)
+    throw resident::Error("cannot write the checkpoint " + path);
+}
+
+Checkpoint read_checkpoint(const std::string& path, std::size_t parameters) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw resident::Error("cannot read the checkpoint " + path);
+  resident::EpochState::bytes_type state{};
+  std::uint64_t count = 0;
+  Checkpoint checkpoint;
+  double totals[3] = {};
+  bool read = std::fread(state.data(), state.size(), 1, file) == 1 &&
+              std::fread(&count, sizeof count, 1, file) == 1 && count == parameters;
+  if (read) {
+    checkpoint.model.parameters.resize(count);
+    checkpoint.model.velocity.resize(count);
+    read = std::fread(checkpoint.model.parameters.data(), sizeof(float), count, file) == count &&
+           std::fread(checkpoint.model.velocity.data(), sizeof(float), count, file) == count &&
+           std::fread(totals, sizeof totals, 1, file) == 1 && std::fgetc(file) == EOF;
+  }
+  std::fclose(file);
+  if (!read)
+    throw resident::Error("the checkpoint " + path + " is not one of this model (" +
+                          std::to_string(parameters) +
+                          " parameters); resume with the options "
+                          "of the run that wrote it");
+  checkpoint.epoch = resident::EpochState::from_bytes(state);
+  checkpoint.model.totals = {totals[0], totals[1], totals[2]};
+  return checkpoint;
+}
+
+/// FNV-1a of the weights' bytes: equal only for weights equal bit for bit.
+std::uint64_t weights_fingerprint(const std::vector<float>& weights) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(weights.data());
+  for (std::size_t i = 0; i < weights.size() * sizeof(float); ++i)
+    hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+  return hash;
+}
 
 /// The image layout of rows of shape `row_shape`: (H, W) or (C, H, W) rows, or a flat row of a
 /// square single-channel image.
@@ -185,12 +254,32 @@ double train(const Space& space, const resident::HostTensor<const Feature>& x,
   Model model(shape, args.seed);
 #endif
   typename Path<Space>::Timer timer(train_set.stream());
-  double test_accuracy = 0;
-  for (std::size_t epoch = 0; epoch < args.epochs; ++epoch) {
+  double test_accuracy = 0, final_loss = 0;
+  std::size_t first_epoch = 0, steps = 0;
+  std::optional<resident::EpochState> resumed;
+  if (!args.resume.empty()) {
+    const Checkpoint checkpoint = read_checkpoint(args.resume, shape.parameters());
+    model.restore(checkpoint.model);
+    first_epoch = checkpoint.epoch.options().epoch + (checkpoint.epoch.finished() ? 1 : 0);
+    if (!checkpoint.epoch.finished()) resumed = checkpoint.epoch;
+    std::printf("train_mlp: resuming epoch %zu at row %llu of its order, from %s\n", first_epoch,
+                static_cast<unsigned long long>(checkpoint.epoch.position()), args.resume.c_str());
+  }
+  bool stopped = false;
+  for (std::size_t epoch = first_epoch; epoch < args.epochs && !stopped; ++epoch) {
     const auto start = Clock::now();
     const resident::EpochOptions epoch_options{args.seed, epoch, resident::Shuffle::samples};
     const auto train_epoch = [&](auto batches) {
       for (std::size_t k = 0; k < batches.size(); ++k) {
+        if (args.stop_after != 0 && steps == args.stop_after) {
+          // Preempted: where the loop stands, and the model, are all a new process needs.
+          write_checkpoint(args.checkpoint, {batches.state(k), model.state()});
+          std::printf("train_mlp: stopped after %zu steps, in epoch %zu; resume with --resume %s\n",
+                      steps, epoch, args.checkpoint.c_str());
+          stopped = true;
+          return;
+        }
+        ++steps;
         timer.before_batch();
         const auto [xb, yb] = batches.batch(k);
         timer.after_batch();
@@ -199,13 +288,20 @@ double train(const Space& space, const resident::HostTensor<const Feature>& x,
         timer.after_step();
       }
     };
+    // The epoch a stopped run was in goes on from its state; every other one starts afresh.
+    const auto make_epoch = [&](const auto&... transforms) {
+      const bool resuming = resumed && resumed->options().epoch == epoch;
+      return resuming ? train_set.resume(epoch_options, *resumed, transforms...)
+                      : train_set.epoch(epoch_options, transforms...);
+    };
     if (augment_pixels > 0)
-      train_epoch(train_set.epoch(
-          epoch_options, to_float,
-          resident::augment<0>(image_of(x.row_shape()), resident::RandomCrop{augment_pixels})));
+      train_epoch(make_epoch(to_float, resident::augment<0>(image_of(x.row_shape()),
+                                                            resident::RandomCrop{augment_pixels})));
     else
-      train_epoch(train_set.epoch(epoch_options, to_float));
+      train_epoch(make_epoch(to_float));
+    if (stopped) break;
     const examples::Totals trained = model.take_totals();
+    final_loss = trained.loss / std::max(trained.rows, 1.0);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     // The held-out batches are gathered (converted) on test_set.stream() but read on the
     // model's stream, train_set.stream(): wait orders the reads after the gather, release
@@ -226,6 +322,9 @@ double train(const Space& space, const resident::HostTensor<const Feature>& x,
         100.0 * trained.correct / std::max(trained.rows, 1.0), test_accuracy,
         trained.rows / seconds, 100.0 * timer.take_share());
   }
+  if (stopped) return -1;
+  std::printf("train_mlp: final loss %.9g, weights fingerprint %016llx\n", final_loss,
+              static_cast<unsigned long long>(weights_fingerprint(model.state().parameters)));
   return test_accuracy;
 }
 
@@ -233,6 +332,7 @@ template <class Space, class Feature>
 int train_and_report(const Space& space, const resident::HostTensor<const Feature>& x,
                      const resident::HostTensor<const std::int32_t>& y, const Arguments& args) {
   const double plain = train(space, x, y, args, 0);
+  if (plain < 0) return 0;  // stopped: the checkpoint holds the rest
   std::printf("train_mlp: final test accuracy %.2f %%\n", plain);
   if (args.augment == 0) return 0;
   const double augmented = train(space, x, y, args, args.augment);
@@ -269,6 +369,9 @@ bool parse(int argc, char** argv, Arguments& args) {
                           .add("scale", args.scale)
                           .add("space", args.space)
                           .add("augment", args.augment)
+                          .add("stop-after", args.stop_after)
+                          .add("checkpoint", args.checkpoint)
+                          .add("resume", args.resume)
                           .parse(argc, argv);
   return parsed && (args.space == "host" || args.space == "cuda" || args.space == "auto") &&
          args.x.empty() == args.y.empty() && args.batch > 0;
@@ -281,7 +384,8 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, args)) {
     std::fprintf(stderr,
                  "usage: train_mlp [--x X.npy --y Y.npy] [--epochs N] [--batch B] "
-                 "[--space host|cuda|auto] [--seed S] [--rate R] [--scale F] [--augment P]\n");
+                 "[--space host|cuda|auto] [--seed S] [--rate R] [--scale F] [--augment P] "
+                 "[--stop-after K [--checkpoint FILE]] [--resume FILE]\n");
     return 2;
   }
   try {

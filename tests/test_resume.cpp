@@ -31,6 +31,7 @@ using resident::testing::check_elastic;
 using resident::testing::check_resume_equals_no_stop;
 using resident::testing::LabelledRows;
 using resident::testing::remainders;
+using resident::testing::RunBytes;
 using resident::testing::shuffles;
 
 template <class Space>
@@ -69,6 +70,36 @@ TYPED_TEST(TypedResume, JobsResumeOnOtherWorldSizesInEverySpace) {
     check_elastic<true>(this->space_, sharding, {Shuffle::batches, Shuffle::samples},
                         {Remainder::partial});
   }
+}
+
+TYPED_TEST(TypedResume, ATokenDatasetResumesAsItWouldHaveGoneOn) {
+  resident::testing::check_token_resume_equals_no_stop(this->space_);
+}
+
+TYPED_TEST(TypedResume, TokenWindowsAreServedOnceAcrossRestartsOnOtherWorldSizes) {
+  resident::testing::check_token_elastic(this->space_, Sharding::partitioned);
+  resident::testing::check_token_elastic(this->space_, Sharding::replicated);
+}
+
+// A state saved by a preloaded dataset resumes on a stream in whole-epoch order, and back:
+// both serve the same batches.
+TYPED_TEST(TypedResume, PreloadedAndWholeEpochStreamedDatasetsResumeEachOthersStates) {
+  const LabelledRows data(37, 4);
+  DatasetOptions options = resident::testing::batch_options(4, Remainder::pad);
+  options.streaming.order = StreamOrder::whole_epoch;
+  options.streaming.chunk_batches = 3;
+  const EpochOptions epoch{9, 4, Shuffle::samples};
+  using Preloaded = resident::DeviceDataset<TypeParam, float, std::int32_t>;
+  using Streamed = resident::StreamingDataset<TypeParam, float, std::int32_t>;
+  Preloaded preloaded(this->space_, options, data.x(), data.y());
+  Streamed streamed(this->space_, options, data.x(), data.y());
+  const RunBytes whole = resident::testing::run_bytes(preloaded, preloaded.epoch(epoch));
+  const EpochState from_preloaded = preloaded.epoch(epoch).state(3);
+  const EpochState from_streamed = streamed.epoch(epoch).state(5);
+  EXPECT_EQ(resident::testing::run_bytes(streamed, streamed.resume(epoch, from_preloaded)),
+            RunBytes(whole.begin() + 3, whole.end()));
+  EXPECT_EQ(resident::testing::run_bytes(preloaded, preloaded.resume(epoch, from_streamed)),
+            RunBytes(whole.begin() + 5, whole.end()));
 }
 
 // --- The state's bytes ---------------------------------------------------------------------

@@ -184,6 +184,7 @@ std::size_t partitioned_bytes(const DatasetLayout<Fields>& layout, DatasetOption
                               std::size_t world) {
   options.shard = {0, static_cast<int>(world), 0};
   options.sharding = Sharding::partitioned;
+  options.parts = 0;  // a part per rank: what a rank stores is the same for any parts it divides
   return place_fields(layout, make_geometry(layout.source_rows, options)).total_bytes;
 }
 

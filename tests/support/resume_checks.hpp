@@ -316,4 +316,98 @@ void check_elastic(const Space& space, Sharding sharding, const std::vector<Shuf
         }
 }
 
+// --- Token windows ---------------------------------------------------------------------------
+
+/// A token stream whose token i is i: window w starts with token `w * stride`.
+inline std::vector<std::uint32_t> counting_tokens(std::size_t tokens) {
+  std::vector<std::uint32_t> stream(tokens);
+  for (std::size_t i = 0; i < tokens; ++i) stream[i] = static_cast<std::uint32_t>(i);
+  return stream;
+}
+
+/// `check_resume_equals_no_stop` for token datasets (strides of a view and of a gather, no
+/// conversion and a conversion; token windows take no augmentation).
+template <class Space>
+void check_token_resume_equals_no_stop(const Space& space) {
+  const std::vector<std::uint32_t> stream = counting_tokens(123);
+  const HostTensor<const std::uint32_t> tokens(stream.data(), {stream.size()});
+  for (const std::size_t stride : {std::size_t{4}, std::size_t{3}})
+    for (const Shuffle shuffle : shuffles)
+      for (const Remainder remainder : remainders)
+        for (const bool converted : {false, true}) {
+          const DatasetOptions options = batch_options(4, remainder);
+          const TokenOptions window{4, stride};
+          const EpochOptions epoch{3, 1, shuffle};
+          const auto run = [&](const EpochState* state, std::size_t stop, EpochState* saved) {
+            TokenDataset<Space, std::uint32_t> ds(space, options, window, tokens);
+            const auto use = [&](auto&& each) {
+              if (saved != nullptr) {
+                *saved = each.state(stop);
+                return RunBytes{};
+              }
+              return run_bytes(ds, each);
+            };
+            const auto make = [&](auto... transforms) {
+              return state != nullptr ? use(ds.resume(epoch, *state, transforms...))
+                                      : use(ds.epoch(epoch, transforms...));
+            };
+            return converted ? make(convert<0>(Normalize{0.5f, 0.0f})) : make();
+          };
+          const RunBytes full = run(nullptr, 0, nullptr);
+          for (const std::size_t cut : cuts(full.size())) {
+            EpochState state;
+            (void)run(nullptr, cut, &state);
+            const EpochState read = EpochState::from_bytes(state.to_bytes());
+            const RunBytes expected(full.begin() + static_cast<std::ptrdiff_t>(cut), full.end());
+            EXPECT_EQ(run(&read, 0, nullptr), expected)
+                << "tokens, stride " << stride << ", converted " << converted << ", "
+                << describe(shuffle, Transform::none, remainder, cut);
+          }
+        }
+}
+
+/// `check_elastic` for token windows: partitioned into 24 parts and replicated, ranks stop and
+/// resume on other world sizes; every window is served once.
+template <class Space>
+void check_token_elastic(const Space& space, Sharding sharding) {
+  const std::size_t windows = 24 * 5 + 7, context = 3;
+  const std::vector<std::uint32_t> stream = counting_tokens(windows * context + 1);
+  const HostTensor<const std::uint32_t> tokens(stream.data(), {stream.size()});
+  for (const Shuffle shuffle : shuffles)
+    for (const std::vector<int>& worlds : {std::vector<int>{8, 4}, std::vector<int>{2, 3, 4}}) {
+      DatasetOptions options = batch_options(24, Remainder::partial);
+      options.sharding = sharding;
+      options.parts = 24;
+      const EpochOptions epoch{5, 0, shuffle};
+      std::map<std::uint32_t, int> served;
+      std::optional<EpochState> state;
+      for (std::size_t phase = 0; phase < worlds.size(); ++phase) {
+        options.shard.world_size = worlds[phase];
+        std::vector<TokenDataset<Space, std::uint32_t>> ranks;
+        for (int rank = 0; rank < worlds[phase]; ++rank) {
+          options.shard.rank = rank;
+          options.shard.local_rank = rank;
+          ranks.emplace_back(space, options, TokenOptions{context, 0}, tokens);
+        }
+        std::vector<decltype(ranks[0].epoch(epoch))> epochs;
+        for (auto& ds : ranks) epochs.push_back(state ? ds.resume(epoch, *state) : ds.epoch(epoch));
+        const std::size_t steps = phase + 1 < worlds.size() ? 1 : epochs[0].size();
+        for (std::size_t k = 0; k < steps; ++k)
+          for (std::size_t r = 0; r < ranks.size(); ++r) {
+            const auto batch = epochs[r].batch(k);
+            const auto x = read_back(ranks[r].space(), ranks[r].stream(), std::get<0>(batch));
+            const auto y = read_back(ranks[r].space(), ranks[r].stream(), std::get<1>(batch));
+            for (std::size_t row = 0; row < std::get<0>(batch).valid_rows(); ++row) {
+              ++served[x[row * context] / context];
+              EXPECT_EQ(y[row * context], x[row * context] + 1) << "y is x one token on";
+            }
+          }
+        state = EpochState::from_bytes(epochs[0].state(steps).to_bytes());
+      }
+      for (std::uint32_t w = 0; w < windows; ++w)
+        EXPECT_EQ(served[w], 1) << "window " << w << ", " << sharding_name(sharding) << ", shuffle "
+                                << static_cast<int>(shuffle) << ", from " << worlds[0] << " ranks";
+    }
+}
+
 }  // namespace resident::testing
