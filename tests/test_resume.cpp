@@ -237,6 +237,50 @@ TEST(EpochStateChecks, AWindowOrderStreamResumesOnlyAsItWasCut) {
   EXPECT_THROW((void)preloaded.resume(state.options(), state), InvalidArgument);
 }
 
+// The same global batch on another world size: the window order's chunks are cut otherwise, so
+// the state is refused rather than served with rows twice.
+TEST(EpochStateChecks, AWindowOrderStreamRefusesAnotherWorldSizeOfTheSameGlobalBatch) {
+  const LabelledRows data(37, 2);
+  DatasetOptions options = resident::testing::batch_options(2, Remainder::partial);
+  options.streaming.order = StreamOrder::window;
+  options.streaming.chunk_batches = 2;
+  options.sharding = Sharding::replicated;
+  options.shard = {0, 3, 0};
+  resident::StreamingDataset<resident::HostSpace, float, std::int32_t> three(
+      resident::HostSpace{}, options, data.x(), data.y());
+  auto epoch = three.epoch({1, 0, Shuffle::samples});
+  (void)epoch.batch(0);
+  const EpochState state = epoch.state();
+  options.shard = {0, 2, 0};
+  options.batch_size = 3;
+  resident::StreamingDataset<resident::HostSpace, float, std::int32_t> two(
+      resident::HostSpace{}, options, data.x(), data.y());
+  try {
+    (void)two.resume(state.options(), state);
+    FAIL() << "a window-order stream resumed on another world size";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("world size"), std::string::npos) << error.what();
+  }
+}
+
+// Figures a state could not record, or a step could not count, are refused when the dataset is
+// made.
+TEST(EpochStateChecks, PartsAndStepsBeyondWhatAStateRecordsAreRefusedWhenMade) {
+  const LabelledRows data(24, 2);
+  DatasetOptions options = resident::testing::batch_options(2, Remainder::partial);
+  options.parts = std::size_t{1} << 32;  // 2^32 parts: one more than a state's 32 bits hold
+  options.batch_size = options.parts;
+  EXPECT_THROW((resident::DeviceDataset<resident::HostSpace, float, std::int32_t>(
+                   resident::HostSpace{}, options, data.x(), data.y())),
+               InvalidArgument);
+  options.parts = 0;
+  options.shard = {0, 2, 0};
+  options.batch_size = (std::size_t{1} << 63) + 2;  // 2 ranks: a step of 2^64 + 4 rows
+  EXPECT_THROW((resident::DeviceDataset<resident::HostSpace, float, std::int32_t>(
+                   resident::HostSpace{}, options, data.x(), data.y())),
+               InvalidArgument);
+}
+
 TEST(EpochStateChecks, AStateSaysWhereTheLoopIsNotWhereTheRingIs) {
   const LabelledRows data(29, 4);
   resident::DeviceDataset<resident::HostSpace, float, std::int32_t> ds(

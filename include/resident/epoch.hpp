@@ -74,6 +74,9 @@ namespace resident {
 /// from, assigned, swapped or destroyed, every use of the epoch (`size()`, `begin()`, `batch()`,
 /// ...) throws `resident::Error` saying so; make a new epoch from the dataset that holds the
 /// data then. An epoch of a moved-from dataset allocates nothing and throws likewise.
+/// Where the training loop stands is `state()` (after the batches it took); the dataset's
+/// `resume(options, state, transforms...)` makes the rest of the epoch from it, of this type,
+/// in a new process and on the same or another number of ranks (docs/resume.md).
 /// The epoch is one type in every translation unit, whichever compiler compiles it: on a space
 /// whose gathers run as kernels, a unit compiled by nvcc that makes an epoch of the type compiles
 /// its kernels for the whole program (see docs/design.md, "nvcc and g++ in one program").

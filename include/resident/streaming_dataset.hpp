@@ -253,11 +253,15 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] static const detail::EpochOrder& impl_order(const impl_pass_type& pass) noexcept {
     return pass.order.epoch;
   }
-  // A window order also depends on the chunking: chunks and windows are cut from it.
+  // A window order also depends on how its chunks and windows are cut: the chunking, the
+  // world size and the batch size.
   [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
     if (order() != StreamOrder::window) return {};
     const auto& layout = stream_layout();
-    return {detail::mix64(layout.chunk_batches ^ detail::mix64(layout.window_chunks)), true};
+    const auto& geometry = this->impl_core().geometry();
+    std::uint64_t key = detail::mix64(layout.chunk_batches ^ detail::mix64(layout.window_chunks));
+    key = detail::mix64(key ^ static_cast<std::uint64_t>(geometry.shard.world_size));
+    return {detail::mix64(key ^ geometry.batch_size), true};
   }
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return options.shuffle != Shuffle::samples || streamers_.views_samples();

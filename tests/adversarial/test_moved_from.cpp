@@ -168,6 +168,10 @@ void accessors_of_moved_from(Cases& cases, const std::string& owner, Dataset& go
     auto epoch = gone.epoch(EpochOptions{1, 0, Shuffle::samples});
     (void)epoch.size();
   });
+  cases.says_moved(owner, "resume", [&] {
+    auto epoch = gone.resume(EpochOptions{1, 0, Shuffle::samples}, resident::EpochState{});
+    (void)epoch.size();
+  });
   cases.answers(owner, "impl_core", [&] { EXPECT_TRUE(view.impl_core().moved_from()); });
 }
 
@@ -370,6 +374,7 @@ void epoch_members_of_moved_from(Cases& cases, const std::string& owner, Epoch& 
   cases.says_moved(owner, "release", [&] { gone.release(0, Stream{}); });
   cases.says_moved(owner, "begin", [&] { (void)gone.begin(); });
   cases.says_moved(owner, "end", [&] { (void)gone.end(); });
+  cases.says_moved(owner, "state", [&] { (void)gone.state(); });
   cases.answers(owner, "options", [&] { EXPECT_EQ(gone.options().seed, 7U); });
   cases.answers(owner, "gathers", [&] { (void)gone.gathers(); });
 }

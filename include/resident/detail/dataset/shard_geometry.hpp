@@ -109,6 +109,10 @@ struct ShardGeometry {
   }
 };
 
+/// @brief The most parts a partitioned dataset's rows are cut into: what an `EpochState`
+/// records in its 32 bits.
+inline constexpr std::size_t max_parts = 0xffffffffU;
+
 /// @brief The parts `options` cuts a partitioned dataset's rows into (1 when replicated).
 /// @throws InvalidArgument when the world size does not divide them, or the parts a rank
 /// stores do not divide the batch size.
@@ -116,6 +120,11 @@ inline std::size_t parts_of(const DatasetOptions& options) {
   if (options.sharding == Sharding::replicated) return 1;
   const auto world = static_cast<std::size_t>(options.shard.world_size);
   const std::size_t parts = options.parts == 0 ? world : options.parts;
+  RESIDENT_EXPECTS(parts <= max_parts,
+                   "DatasetOptions::parts is " + std::to_string(parts) + ", above the " +
+                       std::to_string(max_parts) +
+                       " an EpochState records; use fewer parts (a multiple of every world size "
+                       "the run will have)");
   RESIDENT_EXPECTS(parts % world == 0,
                    "DatasetOptions::parts is " + std::to_string(parts) + ", which the world size " +
                        std::to_string(world) +
@@ -151,6 +160,7 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   geometry.shard = options.shard;
   geometry.sharding = options.sharding;
   geometry.parts = parts_of(options);
+  (void)checked_mul(b, world, "rows of a step (the batch size times the world size)");
   const bool replicated = options.sharding == Sharding::replicated;
   geometry.rank_parts = replicated ? 1 : geometry.parts / world;
   // The rank that stores the most rows: rank 0, whose parts are the first (the longer ones).
