@@ -166,12 +166,12 @@ struct EpochOrder {
     bool short_last = false;
   };
   static Sequence sequence_of(const ShardGeometry& dataset, std::uint64_t block) {
-    const std::uint64_t rows = dataset.total_rows;
+    const std::uint64_t total = dataset.total_rows;
     Sequence sequence;
     sequence.batches = static_cast<std::size_t>(
-        dataset.remainder == Remainder::drop ? rows / block : ceil_div(rows, block));
-    sequence.positions = dataset.remainder == Remainder::drop ? sequence.batches * block : rows;
-    sequence.short_last = dataset.remainder != Remainder::drop && rows % block != 0;
+        dataset.remainder == Remainder::drop ? total / block : ceil_div(total, block));
+    sequence.positions = dataset.remainder == Remainder::drop ? sequence.batches * block : total;
+    sequence.short_last = dataset.remainder != Remainder::drop && total % block != 0;
     return sequence;
   }
 

@@ -94,18 +94,17 @@ struct ShardGeometry {
   /// Rows of one round of the global sequence: one of every part.
   [[nodiscard]] constexpr std::size_t round_rows() const noexcept { return parts; }
 
-  /// @brief Batch `j` (< `batches`) of replica `replica_index`. Every round but a short last one
-  /// gives each replica `batch_size` consecutive positions; a short last round (the `partial` or
+  /// @brief Batch `j` (< `batches`) of replica `replica_index`. Every step but a short last one
+  /// gives each replica `batch_size` consecutive positions; a short last step (the `partial` or
   /// `pad` tail) is split among the replicas as evenly as rows allow.
   [[nodiscard]] constexpr BatchSlice slice(std::size_t j,
                                            std::size_t replica_index) const noexcept {
-    const std::size_t round_rows = replicas * batch_size;
-    const std::size_t round_first = j * round_rows;
-    const std::size_t left = order_rows > round_first ? order_rows - round_first : 0;
-    if (left >= round_rows)
-      return {round_first + replica_index * batch_size, batch_size, batch_size};
+    const std::size_t step = replicas * batch_size;
+    const std::size_t step_first = j * step;
+    const std::size_t left = order_rows > step_first ? order_rows - step_first : 0;
+    if (left >= step) return {step_first + replica_index * batch_size, batch_size, batch_size};
     const RowRange part = balanced_part(left, replicas, replica_index);
-    return {round_first + part.first, rows_of(j), std::min(part.rows, rows_of(j))};
+    return {step_first + part.first, rows_of(j), std::min(part.rows, rows_of(j))};
   }
 };
 
