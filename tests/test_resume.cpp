@@ -166,7 +166,7 @@ TEST(EpochStateChecks, AStateOfAnotherEpochOrDatasetIsRefusedNamingWhatDiffers) 
     }
     EXPECT_EQ(ds.epoch(options).size(), ds.num_batches());
   };
-  const auto dataset = [](const LabelledRows& rows, DatasetOptions options) {
+  const auto dataset = [](const LabelledRows& rows, const DatasetOptions& options) {
     return [&rows, options] {
       return resident::DeviceDataset<resident::HostSpace, float, std::int32_t>(
           resident::HostSpace{}, options, rows.x(), rows.y());
