@@ -241,13 +241,10 @@ class BasicDataset
     if (auto* ds = preloaded()) return Result(ds->epoch(options, transforms...));
     return Result(streaming()->epoch(options, transforms...));
   }
-  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
-  /// this data said (`Epoch::state()`), on this world size or another one that divides the
-  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
-  /// the batches left are those the run would have had. Costs what making an epoch costs: a
-  /// state saved preloaded resumes streamed in whole-epoch order, and back.
-  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
-  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
+  /// @brief The rest of `options`' epoch from where a run stopped (`state`), as the held
+  /// dataset's `resume` makes it (see `DeviceDataset::resume`): a state saved preloaded resumes
+  /// streamed in whole-epoch order, and back.
+  /// @throws what the held dataset's `resume` throws.
   template <class... Transforms>
   [[nodiscard]] auto resume(EpochOptions options, const EpochState& state,
                             Transforms... transforms) {

@@ -41,7 +41,8 @@ namespace resident {
 /// from many threads at once.
 template <class Space, class... Ts>
 class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space, Ts...>,
-                      public detail::PreloadedStorage<Space, sizeof...(Ts)> {
+                      public detail::PreloadedStorage<Space, sizeof...(Ts)>,
+                      public detail::EpochSource<DeviceDataset<Space, Ts...>> {
   using Storage = detail::PreloadedStorage<Space, sizeof...(Ts)>;
 
  public:
@@ -81,33 +82,6 @@ class DeviceDataset : public DatasetAccessors<DeviceDataset<Space, Ts...>, Space
   /// stores several parts (`DatasetOptions::parts`): read the batch from an epoch then.
   [[nodiscard]] batch_type batch(std::size_t index) const {
     return impl_batch(this->plain_slice(index, "dataset"));
-  }
-
-  /// @brief One epoch: the batches in the order `options` gives, with the transforms named
-  /// (see `Epoch` for the cost of each shuffle and how long a gathered view stays valid):
-  /// `ds.epoch(options)`, `ds.epoch(options, convert<0>(Normalize{1.0f / 255, 0}))` (field 0
-  /// converted), `ds.epoch(options, augment<0>(ImageLayout::chw(3, 32, 32), RandomCrop{4},
-  /// RandomFlip{}))` (field 0's images augmented), or both, in one pass per field. Every
-  /// batch of an epoch with a transform is gathered into the ring, under every `Shuffle`.
-  /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
-  /// a gathering epoch's ring does not fit.
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<DeviceDataset, Transforms...> epoch(EpochOptions options = {},
-                                                              Transforms... transforms) {
-    return detail::EpochMaker::make(*this, options, transforms...);
-  }
-  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
-  /// this data said (`Epoch::state()`), on this world size or another one that divides the
-  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
-  /// the batches left are those the run would have had. Costs what making an epoch costs: no
-  /// earlier batch is gathered or read.
-  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
-  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<DeviceDataset, Transforms...> resume(EpochOptions options,
-                                                               const EpochState& state,
-                                                               Transforms... transforms) {
-    return detail::EpochMaker::resume(*this, options, &state, transforms...);
   }
 
   /// @brief The whole of field `Field`: every stored row (this rank's part when partitioned),

@@ -462,6 +462,55 @@ struct EpochMaker {
   }
 };
 
+/// @brief What a dataset makes its epochs with, `epoch` and `resume`: the base of every
+/// owner (CRTP: `Owner` is the dataset), so that each has them alike.
+template <class Owner>
+class EpochSource {
+ public:
+  /// @brief One epoch (an `epoch_for<Owner, Transforms...>`: the return type is deduced so
+  /// that the base names no member of the dataset it is the base of) in the order `options`
+  /// gives, with the transforms named, one pass per
+  /// field: `ds.epoch(options)`, `ds.epoch(options, convert<0>(Normalize{1.0f / 255, 0}))`
+  /// (field 0 converted), `ds.epoch(options, augment<0>(ImageLayout::chw(3, 32, 32),
+  /// RandomCrop{4}, RandomFlip{}))` (field 0's images augmented; not a `TokenDataset`'s
+  /// windows), or both. See `Epoch` for what each shuffle costs and how long a view lives;
+  /// every batch of an epoch with a transform is gathered into the ring. A stream's epoch ends
+  /// the dataset's own unshuffled pass (`batch(i)`), whose chunk slots it may take.
+  /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
+  /// a gathering epoch's ring does not fit (a stream's was planned with its chunk slots: only a
+  /// conversion wider than `DatasetOptions::ring_element_bytes`, or another live gathering
+  /// epoch, needs another; see `Epoch` for when a live epoch holds the only one).
+  template <class... Transforms>
+  [[nodiscard]] auto epoch(EpochOptions options = {}, Transforms... transforms) {
+    return make(options, nullptr, transforms...);
+  }
+  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
+  /// this data said (`Epoch::state()`), on this world size or another one that divides the
+  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
+  /// the batches left are those the run would have had. Costs what making an epoch costs: no
+  /// earlier batch is gathered, and a stream starts at the chunk of the first batch left. A
+  /// stream in window order resumes only on the world size and batch size it stopped with.
+  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
+  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
+  template <class... Transforms>
+  [[nodiscard]] auto resume(EpochOptions options, const EpochState& state,
+                            Transforms... transforms) {
+    return make(options, &state, transforms...);
+  }
+
+ private:
+  template <class... Transforms>
+  [[nodiscard]] auto make(const EpochOptions& options, const EpochState* state,
+                          const Transforms&... transforms) {
+    using Pack = TransformPack<Owner::num_fields, Transforms...>;
+    static_assert(
+        Owner::impl_augments || std::is_same_v<typename Pack::augmentation, NoAugmentation>,
+        "token windows are not images: augment<>() does not apply to a TokenDataset "
+        "(convert<>() does)");
+    return EpochMaker::resume(static_cast<Owner&>(*this), options, state, transforms...);
+  }
+};
+
 }  // namespace detail
 
 }  // namespace resident

@@ -104,7 +104,8 @@ using StreamingEpoch = Epoch<Owner, Conversion, Augment>;
 /// releases the memory no live epoch holds.
 template <class Space, class... Ts>
 class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>, Space, Ts...>,
-                         public detail::OwnerBase<Space, sizeof...(Ts)> {
+                         public detail::OwnerBase<Space, sizeof...(Ts)>,
+                         public detail::EpochSource<StreamingDataset<Space, Ts...>> {
  public:
   using typename DatasetAccessors<StreamingDataset, Space, Ts...>::batch_type;
   using DatasetAccessors<StreamingDataset, Space, Ts...>::num_fields;
@@ -202,37 +203,6 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
                     owner});
     }
     return impl_view(plain_->pass, index);
-  }
-
-  /// @brief One epoch in the order `options` gives (see the class note on shuffling), with
-  /// the transforms named, as `DeviceDataset::epoch` takes them: `ds.epoch(options)`,
-  /// `ds.epoch(options, convert<0>(op))`, `ds.epoch(options, augment<0>(image, ops...))` or
-  /// both. Under `StreamOrder::whole_epoch` the batches are those of the `DeviceDataset` of
-  /// the same data, bit for bit.
-  /// Making an epoch ends the dataset's own unshuffled pass (`batch(i)`), whose chunk slots it
-  /// may take.
-  /// @throws InvalidArgument when a transform does not fit its field's rows; CapacityError when
-  /// a gathering epoch's ring does not fit (it was planned with the chunk slots: only a
-  /// conversion wider than `DatasetOptions::ring_element_bytes`, or another live gathering
-  /// epoch, needs another; see `Epoch` for when a live epoch holds the only one).
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<StreamingDataset, Transforms...> epoch(EpochOptions options = {},
-                                                                 Transforms... transforms) {
-    return detail::EpochMaker::make(*this, options, transforms...);
-  }
-  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
-  /// this data said (`Epoch::state()`), on this world size or another one that divides the
-  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
-  /// the batches left are those the run would have had. Costs what making an epoch costs: a stream
-  /// starts at the chunk of the first batch left. A stream in window order resumes only on
-  /// the world size and batch size it stopped with.
-  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
-  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<StreamingDataset, Transforms...> resume(EpochOptions options,
-                                                                  const EpochState& state,
-                                                                  Transforms... transforms) {
-    return detail::EpochMaker::resume(*this, options, &state, transforms...);
   }
 
   /// @cond impl

@@ -23,7 +23,6 @@
 #include "resident/detail/dataset/owner_base.hpp"
 #include "resident/detail/dataset/preloaded_storage.hpp"
 #include "resident/detail/dataset/token_layout.hpp"
-#include "resident/detail/gather/transform_pack.hpp"
 #include "resident/detail/gather/window_rows.hpp"
 #include "resident/detail/upload/upload_plan.hpp"
 #include "resident/epoch.hpp"
@@ -67,7 +66,8 @@ struct TokenSource {
 /// @note Move-only RAII, as `DeviceDataset` (moves, epochs after a move, thread-safety).
 template <class Space, class T>
 class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T>,
-                     public detail::PreloadedStorage<Space, 2> {
+                     public detail::PreloadedStorage<Space, 2>,
+                     public detail::EpochSource<TokenDataset<Space, T>> {
   using Storage = detail::PreloadedStorage<Space, 2>;
   static_assert(std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
                     std::is_same_v<T, std::int32_t>,
@@ -122,29 +122,6 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     return views(slice);
   }
 
-  /// @brief One epoch: the batches in the order `options` gives (see the class comment), with
-  /// the conversions named: `ds.epoch(options)`, `ds.epoch(options, convert<0>(op))`.
-  /// @throws InvalidArgument when a conversion does not fit; CapacityError when a gathering
-  /// epoch's ring does not fit.
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<TokenDataset, Transforms...> epoch(EpochOptions options = {},
-                                                             Transforms... transforms) {
-    return resume_from(options, nullptr, transforms...);
-  }
-  /// @brief The rest of `options`' epoch, from where a run stopped: `state` is what an epoch of
-  /// this data said (`Epoch::state()`), on this world size or another one that divides the
-  /// parts (see `EpochState`, docs/resume.md). The same transforms as `epoch`, keyed alike, so
-  /// the batches left are those the run would have had. Costs what making an epoch costs: no
-  /// earlier batch is gathered or read.
-  /// @throws what `epoch` throws; InvalidArgument when `state` is of another epoch (seed,
-  /// number, shuffle) or of a dataset of another shape, order or remainder, naming what differs.
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<TokenDataset, Transforms...> resume(EpochOptions options,
-                                                              const EpochState& state,
-                                                              Transforms... transforms) {
-    return resume_from(options, &state, transforms...);
-  }
-
   /// @cond impl
   // What `Epoch` asks of the dataset beyond what every preloaded dataset answers (see
   // `detail::PreloadedStorage`): its batches as views of the stream where they are one span
@@ -152,6 +129,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   using typename Storage::impl_gathered;
   using typename Storage::impl_pass_type;
   static constexpr const char* impl_holding = "the token stream";
+  static constexpr bool impl_augments = false;  // token windows are not images
   [[nodiscard]] bool impl_views(const EpochOptions& options) const noexcept {
     return stride_ == context_ && options.shuffle != Shuffle::samples &&
            this->impl_core().geometry().rank_parts == 1;
@@ -185,16 +163,6 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
 
  private:
   friend struct detail::FromSources;
-
-  template <class... Transforms>
-  [[nodiscard]] epoch_for<TokenDataset, Transforms...> resume_from(
-      const EpochOptions& options, const EpochState* state, const Transforms&... transforms) {
-    using Pack = detail::TransformPack<num_fields, Transforms...>;
-    static_assert(std::is_same_v<typename Pack::augmentation, NoAugmentation>,
-                  "token windows are not images: augment<>() does not apply to a TokenDataset "
-                  "(convert<>() does)");
-    return detail::EpochMaker::resume(*this, options, state, transforms...);
-  }
 
   static std::size_t stream_length(const HostTensor<const T>& tokens) {
     RESIDENT_EXPECTS(tokens.shape().rank() == 1,

@@ -32,6 +32,7 @@ class OwnerBase {
     return row_shapes_.get();
   }
   [[nodiscard]] static constexpr OrderKey impl_order_key() noexcept { return {}; }
+  static constexpr bool impl_augments = true;  ///< Whether its rows take augmentations.
   template <class Pass>
   [[nodiscard]] static constexpr bool impl_gathers_some(const Pass& /*pass*/) noexcept {
     return false;
