@@ -263,9 +263,9 @@ TEST(EpochStateChecks, AWindowOrderStreamRefusesAnotherWorldSizeOfTheSameGlobalB
   }
 }
 
-// Figures a state could not record, or a step could not count, are refused when the dataset is
-// made.
-TEST(EpochStateChecks, PartsAndStepsBeyondWhatAStateRecordsAreRefusedWhenMade) {
+// Parts a state could not record are refused when the dataset is made; a step of more rows than
+// a std::size_t counts (a batch size above the rows) is recorded as SIZE_MAX, not wrapped.
+TEST(EpochStateChecks, PartsBeyondWhatAStateRecordsAreRefusedAndHugeStepsSaturate) {
   const LabelledRows data(24, 2);
   DatasetOptions options = resident::testing::batch_options(2, Remainder::partial);
   options.parts = std::size_t{1} << 32;  // 2^32 parts: one more than a state's 32 bits hold
@@ -276,9 +276,14 @@ TEST(EpochStateChecks, PartsAndStepsBeyondWhatAStateRecordsAreRefusedWhenMade) {
   options.parts = 0;
   options.shard = {0, 2, 0};
   options.batch_size = (std::size_t{1} << 63) + 2;  // 2 ranks: a step of 2^64 + 4 rows
-  EXPECT_THROW((resident::DeviceDataset<resident::HostSpace, float, std::int32_t>(
-                   resident::HostSpace{}, options, data.x(), data.y())),
-               InvalidArgument);
+  resident::DeviceDataset<resident::HostSpace, float, std::int32_t> huge(
+      resident::HostSpace{}, options, data.x(), data.y());
+  auto epoch = huge.epoch({1, 0, Shuffle::samples});
+  ASSERT_EQ(epoch.size(), 1u);
+  const EpochState state = EpochState::from_bytes(epoch.state(0).to_bytes());
+  EXPECT_EQ(state.global_batch(), static_cast<std::size_t>(-1));
+  EXPECT_EQ(huge.resume(state.options(), state).size(), 1u);
+  EXPECT_EQ(huge.resume(state.options(), epoch.state(1)).size(), 0u);
 }
 
 TEST(EpochStateChecks, AStateSaysWhereTheLoopIsNotWhereTheRingIs) {

@@ -87,9 +87,12 @@ struct ShardGeometry {
   [[nodiscard]] constexpr std::size_t shuffled_batches() const noexcept {
     return batches - (short_last ? 1 : 0);
   }
-  /// Rows of one step of the job, every rank's batch together (but a short last step's).
+  /// Rows of one step of the job, every rank's batch together (but a short last step's); at
+  /// most `SIZE_MAX`, which a batch size above the rows may reach: one step of every row.
   [[nodiscard]] constexpr std::size_t step_rows() const noexcept {
-    return batch_size * (parts == 1 ? replicas : parts / rank_parts);
+    const std::size_t ranks = parts == 1 ? replicas : parts / rank_parts;
+    const std::size_t most = static_cast<std::size_t>(-1);
+    return batch_size > most / ranks ? most : batch_size * ranks;
   }
   /// Rows of one round of the global sequence: one of every part.
   [[nodiscard]] constexpr std::size_t round_rows() const noexcept { return parts; }
@@ -159,7 +162,6 @@ inline ShardGeometry make_geometry(std::size_t rows, const DatasetOptions& optio
   geometry.shard = options.shard;
   geometry.sharding = options.sharding;
   geometry.parts = parts_of(options);
-  (void)checked_mul(b, world, "rows of a step (the batch size times the world size)");
   const bool replicated = options.sharding == Sharding::replicated;
   geometry.rank_parts = replicated ? 1 : geometry.parts / world;
   // The rank that stores the most rows: rank 0, whose parts are the first (the longer ones).
