@@ -19,6 +19,7 @@
 
 #include "resident/host_space.hpp"
 #include "resident/load_tokens.hpp"
+#include "support/resume_checks.hpp"
 #include "support/spaces.hpp"
 #include "support/temp_npy.hpp"
 #include "support/token_checks.hpp"
@@ -275,6 +276,36 @@ TEST(LoadTokenFile, StreamingServesThePreloadedBatches) {
       }
     }
   }
+}
+
+// A state saved by the tokens preloaded resumes on them streamed (a smaller device after a
+// restart), and back: both serve the same batches.
+TEST(LoadTokenFile, AStateResumesWhicheverWayTheTokensAreHeld) {
+  const auto tokens = resident::testing::token_stream<std::uint16_t>(120011);
+  const ScratchFile a("resume_a.bin"), b("resume_b.bin");
+  resident::testing::write_file(a.path, shard_bytes(slice(tokens, 0, 70000)));
+  resident::testing::write_file(b.path, shard_bytes(slice(tokens, 70000, 120011)));
+  const TokenOptions window{32, 0};
+  DatasetOptions options;
+  options.batch_size = 16;
+  options.remainder = Remainder::pad;
+  options.streaming.order = StreamOrder::whole_epoch;
+  options.streaming.chunk_batches = 3;
+  auto streamed =
+      resident::load_token_file<std::uint16_t>(small_space(), options, window, {a.path, b.path});
+  ASSERT_TRUE(streamed.is_streaming()) << streamed.plan().reason;
+  resident::TokenDataset preloaded(
+      HostSpace{}, options, window,
+      HostTensor<const std::uint16_t>(tokens.data(), Shape{tokens.size()}));
+  const resident::EpochOptions epoch{9, 2, Shuffle::samples};
+  const resident::testing::RunBytes whole =
+      resident::testing::run_bytes(preloaded, preloaded.epoch(epoch));
+  const resident::EpochState from_preloaded = preloaded.epoch(epoch).state(5);
+  const resident::EpochState from_streamed = streamed.epoch(epoch).state(7);
+  EXPECT_EQ(resident::testing::run_bytes(streamed, streamed.resume(epoch, from_preloaded)),
+            resident::testing::RunBytes(whole.begin() + 5, whole.end()));
+  EXPECT_EQ(resident::testing::run_bytes(preloaded, preloaded.resume(epoch, from_streamed)),
+            resident::testing::RunBytes(whole.begin() + 7, whole.end()));
 }
 
 // batch(i), the unshuffled view, refuses a padded batch whichever way the tokens are held.

@@ -68,8 +68,9 @@ class EpochState {
   /// @brief Whether the epoch was a stream's in window order (whose order also depends on
   /// its chunking: it resumes only on a stream of the same chunking and world size).
   [[nodiscard]] bool window_order() const noexcept { return window_order_; }
-  /// @brief A hash of the dataset's shape: rows, row shapes, element types (and a token
-  /// dataset's context and stride, a window-order stream's chunking). Not of its contents.
+  /// @brief A hash of the dataset's shape: rows, row shapes, element types (and the stride of a
+  /// token dataset whose windows do not tile the stream, a window-order stream's cut). Not of
+  /// its contents.
   [[nodiscard]] std::uint32_t fingerprint() const noexcept { return fingerprint_; }
 
   /// @brief The state's 64 bytes, little-endian, with a version and a checksum.

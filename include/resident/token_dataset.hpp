@@ -149,9 +149,11 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
     const detail::BatchSlice slice = pass.slice(k);
     return views({pass.run_first(k), slice.rows, slice.valid});
   }
-  // A token dataset's order also depends on its windows.
+  // Windows that overlap or leave gaps are another order of the same rows' shapes; tiling
+  // windows (stride = context) are those a stream of the tokens serves too, whose states it
+  // resumes.
   [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
-    return {detail::mix64(context_ ^ detail::mix64(stride_)), false};
+    return {stride_ == context_ ? 0 : detail::mix64(stride_), false};
   }
   // Field 0 (x) reads each window from its start, field 1 (y) one token on.
   template <std::size_t Field>
