@@ -76,6 +76,20 @@ void expect_format_error(Load&& load, const std::string& says) {
   }
 }
 
+// 120,011 tokens written as two llm.c shards of 70,000 and 50,011 tokens: 3,750 windows of 32,
+// more than `small_space()` holds, so that `load_token_file` streams them.
+struct TwoShards {
+  explicit TwoShards(const std::string& name)
+      : tokens(resident::testing::token_stream<std::uint16_t>(120011)),
+        a(name + "_a.bin"),
+        b(name + "_b.bin") {
+    resident::testing::write_file(a.path, shard_bytes(slice(tokens, 0, 70000)));
+    resident::testing::write_file(b.path, shard_bytes(slice(tokens, 70000, 120011)));
+  }
+  std::vector<std::uint16_t> tokens;
+  ScratchFile a, b;
+};
+
 TEST(LoadTokenFile, MalformedShardsAreRefusedWithTheFault) {
   const auto tokens = resident::testing::token_stream<std::uint16_t>(300);
   const ScratchFile file("bad.bin");
@@ -228,10 +242,9 @@ HostSpace small_space() { return HostSpace::with_budget(std::size_t{40} << 10); 
 // shuffles, so there each window is checked to come once).
 TEST(LoadTokenFile, StreamingServesThePreloadedBatches) {
   // 3,750 windows: a rank of three holds 80 KB of them, twice the space.
-  const auto tokens = resident::testing::token_stream<std::uint16_t>(120011);
-  const ScratchFile a("stream_a.bin"), b("stream_b.bin");
-  resident::testing::write_file(a.path, shard_bytes(slice(tokens, 0, 70000)));
-  resident::testing::write_file(b.path, shard_bytes(slice(tokens, 70000, 120011)));
+  const TwoShards shards("stream");
+  const auto& tokens = shards.tokens;
+  const ScratchFile &a = shards.a, &b = shards.b;
   const TokenOptions window{32, 0};
   for (const auto& c : resident::testing::token_cases()) {
     if (c.stride != 0 || c.sharding == resident::Sharding::replicated) continue;
@@ -281,10 +294,9 @@ TEST(LoadTokenFile, StreamingServesThePreloadedBatches) {
 // A state saved by the tokens preloaded resumes on them streamed (a smaller device after a
 // restart), and back: both serve the same batches.
 TEST(LoadTokenFile, AStateResumesWhicheverWayTheTokensAreHeld) {
-  const auto tokens = resident::testing::token_stream<std::uint16_t>(120011);
-  const ScratchFile a("resume_a.bin"), b("resume_b.bin");
-  resident::testing::write_file(a.path, shard_bytes(slice(tokens, 0, 70000)));
-  resident::testing::write_file(b.path, shard_bytes(slice(tokens, 70000, 120011)));
+  const TwoShards shards("resume");
+  const auto& tokens = shards.tokens;
+  const ScratchFile &a = shards.a, &b = shards.b;
   const TokenOptions window{32, 0};
   DatasetOptions options;
   options.batch_size = 16;
