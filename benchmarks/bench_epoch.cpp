@@ -315,6 +315,50 @@ void BM_HostEpoch(benchmark::State& state, Shape shape) {
   }
 }
 
+// CIFAR rows stored HWC (32x32x3, as NumPy and Keras hold them), normalized per channel in a
+// `Shuffle::samples` epoch and served CHW (`OutputLayout`, what torch's convolutions read), with
+// crop and flip or not (`range(0)`). Each iteration also runs the same epoch served HWC, as
+// stored (`ratio_to_hwc`: the HWC epoch's mean time over the CHW one's, so the cost of the new
+// order alone; 1 is free).
+void BM_HostEpochChw(benchmark::State& state) {
+  const bool crop_flip = state.range(0) != 0;
+  const auto x = synthetic<std::uint8_t>(kCifar.rows * kCifar.row_elements);
+  const auto y = synthetic<std::int32_t>(kCifar.rows);
+  DeviceDataset<HostSpace, std::uint8_t, std::int32_t> ds(
+      HostSpace{}, epoch_options(),
+      HostTensor<const std::uint8_t>(x.data(), {kCifar.rows, 32, 32, 3}),
+      HostTensor<const std::int32_t>(y.data(), {kCifar.rows}));
+  const auto image = resident::ImageLayout::hwc(32, 32, 3);
+  const auto normalize = resident::convert<0>(resident::Normalize::mean_std(
+      {0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, image, 1.0f / 255));
+  const auto timed = [&](auto&& epoch) {
+    const auto start = Clock::now();
+    benchmark::DoNotOptimize(run_epoch(epoch));
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const auto augmentation = [&](auto... output) {
+    return crop_flip ? resident::augment<0>(image, resident::RandomCrop{4}, resident::RandomFlip{},
+                                            output...)
+                     : resident::augment<0>(image, output...);
+  };
+  double chw_seconds = 0, hwc_seconds = 0;
+  std::uint64_t epoch_number = 0;
+  for (auto _ : state) {
+    const EpochOptions options{7, epoch_number++, Shuffle::samples};
+    const double seconds =
+        timed(ds.epoch(options, normalize, augmentation(resident::OutputLayout{})));
+    chw_seconds += seconds;
+    state.SetIterationTime(seconds);
+    hwc_seconds += crop_flip ? timed(ds.epoch(options, normalize, augmentation()))
+                             : timed(ds.epoch(options, normalize));
+  }
+  const double epochs = static_cast<double>(state.iterations());
+  state.counters["epochs_per_s"] = epochs / chw_seconds;
+  state.counters["ratio_to_hwc"] = hwc_seconds / chw_seconds;
+  state.SetLabel(std::string("samples+normalize") + (crop_flip ? "+crop+flip" : "") +
+                 ", HWC rows served CHW");
+}
+
 // Seconds of one epoch of the memory system's limit for a shuffled gather: the rows of
 // `ds`'s epoch `options` (the same row ids, computed before the clock starts) copied with
 // `std::memcpy`, features and labels, into two batch buffers in turn by as many threads as the
@@ -599,6 +643,12 @@ void register_all() {
   };
   add("BM_HostEpoch/cifar_u8", BM_HostEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_HostEpoch/wide_f32", BM_HostEpoch<float>, kWide, kSamples);
+  benchmark::RegisterBenchmark("BM_HostEpochChw/cifar_u8", BM_HostEpochChw)
+      ->Arg(0)
+      ->Arg(1)
+      ->ArgName("crop_flip")
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_HostEpochVsPeers/cifar_u8", BM_HostEpochVsPeers)
       ->ArgsProduct({{512}, {0, 1}})
       ->ArgNames({"batch", "load"})

@@ -2,8 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Streaming throughput against the copy it is made of, measured in the same run: on the host
 // an epoch streamed from memory against memcpy and from a .npy file against a sequential read
-// of it; on a GPU an epoch streamed to the device against pinned cudaMemcpy, and the share of
-// time a compute kernel per batch waits for data. Read the ratio_* and wait_* counters.
+// of it; a shuffled whole-epoch stream read in place from a file's mapping against the same
+// epoch preloaded, from a cached file and from a cold one; on a GPU an epoch streamed to the device
+// against pinned cudaMemcpy, and the share of time a compute kernel per batch waits for data. Read
+// the ratio_* and wait_* counters.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -109,7 +111,8 @@ BENCHMARK(BM_HostStreamVsMemcpy)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-/// An epoch streamed from a `.npy` file (pread into the ring, page cache warm) against a
+/// An epoch streamed from a `.npy` file in window order (pread into the slots, page cache warm)
+/// against a
 /// sequential `read` of the same file in chunks of the same size into one buffer.
 void BM_HostStreamFileVsRead(benchmark::State& state) {
   const auto rows = static_cast<std::size_t>(state.range(0)) / row_bytes;
@@ -121,8 +124,10 @@ void BM_HostStreamFileVsRead(benchmark::State& state) {
     npy::save(path, source.data(), Shape{rows, row_bytes});
   }
   {
-    auto ds = load_streaming_dataset<HostSpace, std::uint8_t>(
-        HostSpace::with_budget(bytes / 2), host_stream_options(state.range(1) != 0), path);
+    DatasetOptions options = host_stream_options(state.range(1) != 0);
+    options.streaming.order = StreamOrder::window;  // read with pread, a chunk at a time
+    auto ds = load_streaming_dataset<HostSpace, std::uint8_t>(HostSpace::with_budget(bytes / 2),
+                                                              options, path);
     const std::size_t chunk = ds.chunk_batches() * batch_rows * row_bytes;
     std::vector<std::uint8_t> buffer(chunk);
     stream_against(state, ds, "read", [&] {
@@ -188,6 +193,179 @@ void BM_HostStreamComputingReader(benchmark::State& state) {
 BENCHMARK(BM_HostStreamComputingReader)
     ->ArgsProduct({{0, 1}, {1, 4}})
     ->ArgNames({"reader_copies", "passes"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+/// A `.npy` file of `rows` CIFAR-sized rows (each byte its index mod 256), written and synced,
+/// so that its pages can be dropped from the page cache (`drop_cached`); removed at the end.
+struct RowFile {
+  explicit RowFile(std::size_t rows)
+      : path("/tmp/resident_bench_in_place_" + std::to_string(::getpid()) + ".npy") {
+    std::vector<std::uint8_t> source(rows * row_bytes);
+    std::iota(source.begin(), source.end(), std::uint8_t{0});
+    npy::save(path, source.data(), Shape{rows, row_bytes});
+  }
+  ~RowFile() { std::remove(path.c_str()); }
+  RowFile(const RowFile&) = delete;
+  RowFile& operator=(const RowFile&) = delete;
+
+  /// Asks the kernel to drop the file's pages from the page cache: the next read is cold, as
+  /// after `echo 1 > /proc/sys/vm/drop_caches`, without needing root (clean pages only: the
+  /// file was synced when written).
+  void drop_cached() const {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    (void)::fdatasync(fd);
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  std::string path;
+};
+
+/// Sums every batch's first and last byte of a sample-shuffled epoch `epoch` of `ds`.
+template <class Dataset>
+std::uint64_t shuffled_epoch(Dataset& ds, std::uint64_t epoch) {
+  std::uint64_t sum = 0;
+  for (auto [rows] : ds.epoch({1, epoch, Shuffle::samples}))
+    sum += rows.data()[0] + rows.data()[rows.size() - 1];
+  return sum;
+}
+
+/// A sample-shuffled whole-epoch stream of a `.npy` file, read in place from its mapping with
+/// the file's pages cached, against the same shuffled epoch of a dataset preloaded into host
+/// memory from the same rows, timed in the same iterations (`ratio_to_preloaded` = preloaded
+/// epoch time / streamed). 256 MiB of CIFAR-sized rows through a budget of half of them.
+void BM_HostStreamInPlaceShuffledVsPreloaded(benchmark::State& state) {
+  const std::size_t rows = (std::size_t{256} << 20) / row_bytes;
+  const RowFile file(rows);
+  DatasetOptions options = host_stream_options(true);
+  options.streaming.order = StreamOrder::whole_epoch;
+  auto streamed = load_streaming_dataset<HostSpace, std::uint8_t>(
+      HostSpace::with_budget(rows * row_bytes / 2), options, file.path);
+  auto preloaded = load_dataset<HostSpace, std::uint8_t>(HostSpace{}, options, file.path);
+  benchmark::DoNotOptimize(shuffled_epoch(streamed, 0));  // warms the rings and the pages
+  benchmark::DoNotOptimize(shuffled_epoch(preloaded, 0));
+  double streamed_total = 0, preloaded_total = 0;
+  std::uint64_t epoch = 1;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    benchmark::DoNotOptimize(shuffled_epoch(streamed, epoch));
+    const double seconds = seconds_since(start);
+    streamed_total += seconds;
+    start = Clock::now();
+    benchmark::DoNotOptimize(shuffled_epoch(preloaded, epoch++));
+    preloaded_total += seconds_since(start);
+    state.SetIterationTime(seconds);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(rows * row_bytes * state.iterations()));
+  state.counters["mapped_MiB"] = static_cast<double>(streamed.mapped_bytes()) / (1 << 20);
+  state.counters["preloaded_ms"] = preloaded_total / static_cast<double>(state.iterations()) * 1e3;
+  state.counters["ratio_to_preloaded"] = preloaded_total / streamed_total;
+}
+BENCHMARK(BM_HostStreamInPlaceShuffledVsPreloaded)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// The same stream from a cold file (its pages dropped from the page cache before each
+/// iteration): the time to make the dataset (`make_ms`: headers only), to its first shuffled
+/// batch (`first_batch_ms`) and to the end of the epoch (the iteration's time), with the
+/// background read ahead on (`read_ahead:1`) or off, against a sequential `read` of the cold
+/// file in the same iteration (`ratio_to_read`: the disk's sequential speed is the limit).
+void BM_HostStreamInPlaceColdFile(benchmark::State& state) {
+  const std::size_t rows = (std::size_t{256} << 20) / row_bytes;
+  const RowFile file(rows);
+  DatasetOptions options = host_stream_options(true);
+  options.streaming.order = StreamOrder::whole_epoch;
+  options.streaming.read_ahead = state.range(0) != 0;
+  std::vector<std::uint8_t> buffer(std::size_t{8} << 20);
+  double make = 0, first = 0, epoch_total = 0, read_total = 0;
+  std::uint64_t epoch = 0;
+  for (auto _ : state) {
+    file.drop_cached();
+    auto start = Clock::now();
+    auto ds = load_streaming_dataset<HostSpace, std::uint8_t>(
+        HostSpace::with_budget(rows * row_bytes / 2), options, file.path);
+    make += seconds_since(start);
+    std::uint64_t sum = 0;
+    auto shuffled = ds.epoch({1, epoch++, Shuffle::samples});
+    for (std::size_t k = 0; k < shuffled.size(); ++k) {
+      auto [batch] = shuffled.batch(k);
+      sum += batch.data()[0];
+      if (k == 0) first += seconds_since(start);
+    }
+    benchmark::DoNotOptimize(sum);
+    const double seconds = seconds_since(start);
+    epoch_total += seconds;
+    state.SetIterationTime(seconds);
+    file.drop_cached();
+    start = Clock::now();
+    const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+    for (::ssize_t got = 1; got > 0;) got = ::read(fd, buffer.data(), buffer.size());
+    ::close(fd);
+    read_total += seconds_since(start);
+  }
+  const auto iterations = static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(rows * row_bytes * state.iterations()));
+  state.counters["make_ms"] = make / iterations * 1e3;
+  state.counters["first_batch_ms"] = first / iterations * 1e3;
+  state.counters["read_ms"] = read_total / iterations * 1e3;
+  state.counters["ratio_to_read"] = read_total / epoch_total;
+}
+BENCHMARK(BM_HostStreamInPlaceColdFile)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("read_ahead")
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+/// Making a whole-epoch stream of a 4 GiB `.npy` file (sparse: its pages cost nothing to
+/// write) and reading its last batch: the iteration's time is the making, `first_batch_ms`
+/// the batch, and `rss_MiB` what the process's resident memory grew by meanwhile.
+void BM_HostStreamInPlaceMakeLargeFile(benchmark::State& state) {
+  const std::size_t rows = (std::size_t{4} << 30) / row_bytes;
+  const std::string path = "/tmp/resident_bench_large_" + std::to_string(::getpid()) + ".npy";
+  {
+    const std::string prefix = npy::detail::prefix_bytes(npy::DType::u1, Shape{rows, row_bytes});
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const bool written =
+        ::write(fd, prefix.data(), prefix.size()) == static_cast<::ssize_t>(prefix.size()) &&
+        ::ftruncate(fd, static_cast<::off_t>(prefix.size() + rows * row_bytes)) == 0;
+    ::close(fd);
+    if (!written) {
+      state.SkipWithError("cannot write a sparse 4 GiB file under /tmp");
+      return;
+    }
+  }
+  const auto resident_mib = [] {
+    std::FILE* status = std::fopen("/proc/self/statm", "r");
+    unsigned long pages = 0, resident_pages = 0;
+    if (status != nullptr && std::fscanf(status, "%lu %lu", &pages, &resident_pages) != 2)
+      resident_pages = 0;
+    if (status != nullptr) std::fclose(status);
+    return static_cast<double>(resident_pages) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
+           (1 << 20);
+  };
+  DatasetOptions options = host_stream_options(true);
+  options.streaming.order = StreamOrder::whole_epoch;
+  double first = 0, grown = 0;
+  for (auto _ : state) {
+    const double before = resident_mib();
+    auto start = Clock::now();
+    auto ds = load_streaming_dataset<HostSpace, std::uint8_t>(
+        HostSpace::with_budget(std::size_t{64} << 20), options, path);
+    state.SetIterationTime(seconds_since(start));
+    start = Clock::now();
+    auto epoch = ds.epoch();
+    auto [last] = epoch.batch(epoch.size() - 1);
+    benchmark::DoNotOptimize(last.data()[0]);
+    first += seconds_since(start);
+    grown += resident_mib() - before;
+  }
+  std::remove(path.c_str());
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["first_batch_ms"] = first / iterations * 1e3;
+  state.counters["rss_MiB"] = grown / iterations;
+}
+BENCHMARK(BM_HostStreamInPlaceMakeLargeFile)
+    ->Iterations(5)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -10,25 +10,19 @@
 //   token_epochs [FILE.bin|FILE.npy ...]
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <resident/resident.hpp>
 #include <string>
 #include <vector>
+
+#include "llmc_shard.hpp"
 
 namespace {
 
 // An llm.c shard of `count` tokens of a repeating pattern, at `path`.
 void write_shard(const std::string& path, std::size_t count) {
-  std::vector<std::int32_t> header(256, 0);
-  header[0] = 20240520;
-  header[1] = 1;
-  header[2] = static_cast<std::int32_t>(count);
   std::vector<std::uint16_t> tokens(count);
   for (std::size_t i = 0; i < count; ++i) tokens[i] = static_cast<std::uint16_t>(i * 7 % 50257);
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(header.data()), 1024);  // little-endian, as llm.c's
-  out.write(reinterpret_cast<const char*>(tokens.data()),
-            static_cast<std::streamsize>(count * sizeof(std::uint16_t)));
+  examples::write_llmc_shard(path, tokens);
 }
 
 }  // namespace

@@ -3,19 +3,22 @@
 // A libtorch (PyTorch's C++ frontend) training loop fed by resident: a small convolutional
 // network in torch::nn, trained with torch::optim::SGD on scikit-learn's digits as
 // scripts/prepare_digits.py writes them. The pixels are staged once, as the bytes they are,
-// into the space's memory; each epoch gathers a fresh sample-shuffled order converted to float
-// on the way (Normalize), and libtorch reads every batch where it lies: `to_tensors` makes
-// tensors of resident's memory, zero-copy, so the loop holds no DataLoader and no host copy.
-// The held-out fifth (the last rows, as train_mlp holds out) is a second dataset whose field is
-// read whole as one tensor (`to_tensor`).
+// into the space's memory; each epoch gathers a fresh sample-shuffled order converted on the
+// way (the pixels to float by Normalize, the labels to int64 by Cast), and libtorch reads every
+// batch where it lies: `to_tensors` makes tensors of resident's memory, zero-copy, so the loop
+// holds no DataLoader and no host copy. The held-out fifth (the last rows, as train_mlp holds out)
+// is a second dataset whose field is read whole as one tensor (`to_tensor`).
 //
 //   train_libtorch --x digits_x.npy --y digits_y.npy [--device host|cuda] [--epochs N]
-//                  [--batch B] [--rate R] [--seed S]
+//                  [--batch B] [--rate R] [--seed S] [--memory cuda|torch]
 //
 // X is uint8 pixels 0..16, shape (rows, 64); Y int32 labels 0..9. `--device cuda` stages the
 // data in CudaSpace and trains on torch::kCUDA: it needs a libtorch built with CUDA, and this
 // file compiled by nvcc (a converted, sample-shuffled epoch on the device gathers with
-// resident's kernels, which only a unit nvcc compiles can launch).
+// resident's kernels, which only a unit nvcc compiles can launch). `--memory torch` allocates
+// the device's datasets from libtorch's caching allocator (`TorchCudaResource`) instead of
+// `cudaMalloc`, so that resident and the model share one pool, and prints what libtorch counts
+// as allocated before, while and after the datasets live.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -35,7 +38,7 @@ constexpr std::size_t classes = 10;
 constexpr float pixel_scale = 1.0f / 16;  // pixels are 0..16: inputs in [0, 1]
 
 struct Arguments {
-  std::string x, y, device = "host";
+  std::string x, y, device = "host", memory = "cuda";
   std::uint64_t epochs = 10;
   std::size_t batch = 32;
   double rate = 0.05;
@@ -56,10 +59,12 @@ using Clock = std::chrono::steady_clock;
 
 /// Trains on the rows before the last fifth, in `space` (whose memory libtorch reads as
 /// `device`), and prints the per-epoch loss and the held-out accuracy.
-template <class Space>
+/// `staged(bytes)` is called once the datasets (`bytes` in all) are in the space.
+template <class Space, class Staged>
 int train(const Space& space, const torch::Device& device,
           const resident::HostTensor<const std::uint8_t>& x,
-          const resident::HostTensor<const std::int32_t>& y, const Arguments& args) {
+          const resident::HostTensor<const std::int32_t>& y, const Arguments& args,
+          const Staged& staged) {
   const std::size_t rows = x.rows(), train_rows = rows - rows / 5;
   resident::DatasetOptions options;
   options.batch_size = args.batch;
@@ -79,6 +84,7 @@ int train(const Space& space, const torch::Device& device,
       "%zu held out; batch %zu\n",
       rows, side, side, space.name().c_str(), device.str().c_str(), train_rows, rows - train_rows,
       args.batch);
+  staged(train_set.bytes() + held_out_set.bytes());
 
   // One seed makes the initial weights and the shuffles: a run is repeatable.
   torch::manual_seed(args.seed);
@@ -93,14 +99,17 @@ int train(const Space& space, const torch::Device& device,
     // Summed on the device and read once an epoch: reading each step's loss would make the
     // host wait for every step on CUDA.
     torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device));
+    // A conversion per field: the pixels normalized to float, the int32 labels widened to the
+    // int64 that cross_entropy takes, both as they are gathered.
     auto epoch = train_set.epoch({args.seed, e, resident::Shuffle::samples},
-                                 resident::convert<0>(resident::Normalize{pixel_scale, 0}));
+                                 resident::convert<0>(resident::Normalize{pixel_scale, 0}),
+                                 resident::convert<1>(resident::Cast<std::int64_t>{}));
     for (std::size_t k = 0; k < epoch.size(); ++k) {
-      // x: float (rows, 1, 8, 8), y: int32 (rows), both in the space's memory. The batch's
+      // x: float (rows, 1, 8, 8), y: int64 (rows), both in the space's memory. The batch's
       // slot is handed back to the epoch's gathers when the binding goes out of scope, after
       // the step's work is enqueued.
       auto [x, y] = resident::to_tensors(epoch, k);  // no copy; ordered on torch's stream
-      auto loss = torch::nn::functional::cross_entropy(network->forward(x), y.to(torch::kLong));
+      auto loss = torch::nn::functional::cross_entropy(network->forward(x), y);
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -126,9 +135,40 @@ int train(const Space& space, const torch::Device& device,
   return 0;
 }
 
+#if RESIDENT_TORCH_HAS_CUDA
+/// Bytes libtorch's caching allocator has handed out on device 0 (`memory_allocated`).
+long long torch_allocated() {
+  return static_cast<long long>(
+      c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current);
+}
+
+/// Trains with the datasets in libtorch's caching allocator, and prints what it counts as
+/// allocated before the datasets, while they live, and after they are gone.
+int train_in_torch_memory(const Arguments& args, const resident::HostTensor<const std::uint8_t>& x,
+                          const resident::HostTensor<const std::int32_t>& y) {
+  torch::cuda::synchronize();
+  const long long before = torch_allocated();
+  long long with = 0;
+  std::size_t dataset_bytes = 0;
+  const int status = train(resident::CudaSpace{0}.with_resource(resident::TorchCudaResource{}),
+                           torch::Device(torch::kCUDA, 0), x, y, args, [&](std::size_t bytes) {
+                             with = torch_allocated();
+                             dataset_bytes = bytes;
+                           });
+  torch::cuda::synchronize();
+  const long long after = torch_allocated();
+  std::printf(
+      "torch memory_allocated: %lld B before the datasets, %lld B with them (+%lld B; the "
+      "datasets take %zu B), %lld B after them\n",
+      before, with, with - before, dataset_bytes, after);
+  return status;
+}
+#endif
+
 int train_on_device(const Arguments& args, const resident::HostTensor<const std::uint8_t>& x,
                     const resident::HostTensor<const std::int32_t>& y) {
-  if (args.device == "host") return train(resident::HostSpace{}, torch::kCPU, x, y, args);
+  const auto quiet = [](std::size_t /*bytes*/) {};
+  if (args.device == "host") return train(resident::HostSpace{}, torch::kCPU, x, y, args, quiet);
 #if RESIDENT_HAS_CUDA && defined(__CUDACC__)
   if (!torch::cuda::is_available()) {
     std::fprintf(stderr,
@@ -136,7 +176,10 @@ int train_on_device(const Arguments& args, const resident::HostTensor<const std:
                  "built without CUDA, or no GPU here); use --device host\n");
     return 1;
   }
-  return train(resident::CudaSpace{0}, torch::Device(torch::kCUDA, 0), x, y, args);
+#if RESIDENT_TORCH_HAS_CUDA
+  if (args.memory == "torch") return train_in_torch_memory(args, x, y);
+#endif
+  return train(resident::CudaSpace{0}, torch::Device(torch::kCUDA, 0), x, y, args, quiet);
 #elif RESIDENT_HAS_CUDA
   std::fprintf(stderr,
                "train_libtorch: --device cuda needs this file compiled by nvcc: a converted, "
@@ -163,11 +206,20 @@ int main(int argc, char** argv) {
                           .add("batch", args.batch)
                           .add("rate", args.rate)
                           .add("seed", args.seed)
+                          .add("memory", args.memory)
                           .parse(argc, argv);
-  if (!parsed || (args.device != "host" && args.device != "cuda") || args.batch == 0) {
+  if (!parsed || (args.device != "host" && args.device != "cuda") || args.batch == 0 ||
+      (args.memory != "cuda" && args.memory != "torch")) {
     std::fprintf(stderr,
                  "usage: train_libtorch --x X.npy --y Y.npy [--device host|cuda] [--epochs N] "
-                 "[--batch B] [--rate R] [--seed S]\n");
+                 "[--batch B] [--rate R] [--seed S] [--memory cuda|torch]\n");
+    return 2;
+  }
+  if (args.memory == "torch" && (args.device != "cuda" || !RESIDENT_TORCH_HAS_CUDA)) {
+    std::fprintf(stderr,
+                 "train_libtorch: --memory torch allocates the device's datasets from libtorch's "
+                 "CUDA caching allocator: it needs --device cuda and a libtorch built with "
+                 "CUDA\n");
     return 2;
   }
   if (args.x.empty() || args.y.empty()) {

@@ -22,7 +22,9 @@
 #             canary, an out-of-bounds write that memcheck must report
 #   libtorch  ~2.5 min, at most 5: train_libtorch built there against PyTorch's libtorch (the
 #             bundle's is Debian's, without CUDA; nvcc compiles the example with libtorch's
-#             headers), run on the digits on the host and on the device with the same seed
+#             headers), run on the digits on the host and on the device with the same seed,
+#             and on the device with its datasets in libtorch's caching allocator; rmm's
+#             resources (tests/cuda/rmm_resource.cpp) where the librmm wheel is installed
 #
 #   scripts/gpu-check.sh --build-only   # on a build machine (GoogleTest, Google Benchmark,
 #                                       # OpenBLAS and a Python with scikit-learn installed):
@@ -289,8 +291,48 @@ phase_tests() {
   step train_tokens-cuda train_tokens_cuda
 }
 
+# The libtorch loop with its datasets in libtorch's caching allocator (TorchCudaResource):
+# memory_allocated rises by at least the datasets' bytes while they live and falls back to
+# where it was once they are gone.
+train_libtorch_torch_memory() {
+  local line before with delta bytes after
+  limit 45 build/gpu-libtorch/examples/train_libtorch --x "$bundle/data/digits_x.npy" \
+    --y "$bundle/data/digits_y.npy" --seed 1 --device cuda --memory torch --epochs 2 |
+    tee "$out/train_libtorch-torch-memory.txt" || return 1
+  line=$(grep '^torch memory_allocated:' "$out/train_libtorch-torch-memory.txt") || return 1
+  read -r before with delta bytes after < <(echo "$line" | sed -E \
+    's/^torch memory_allocated: ([0-9]+) B before the datasets, ([0-9]+) B with them \(\+([0-9-]+) B; the datasets take ([0-9]+) B\), ([0-9]+) B after them$/\1 \2 \3 \4 \5/')
+  say "libtorch memory_allocated: $before B before the datasets, $with B with them (+$delta B; the datasets take $bytes B), $after B after"
+  ((delta >= bytes && after == before))
+}
+
+# rmm's resources under CudaSpace::with_resource (tests/cuda/rmm_resource.cpp): built here
+# against the librmm wheel's headers and library where a Python has it (pip install
+# librmm-cu13), and skipped, saying so, where none has.
+rmm_resources() {
+  local python rmm logger cuda=/usr/local/cuda
+  if ! python=$(python_with librmm) || ! "$python" -c 'import rapids_logger' 2>/dev/null; then
+    say "rmm: skipped: no Python here has librmm and rapids_logger (pip install librmm-cu13)"
+    return 0
+  fi
+  rmm=$("$python" -c 'import librmm, os; print(os.path.dirname(librmm.__file__))') || return 1
+  logger=$("$python" -c 'import rapids_logger, os; print(os.path.dirname(rapids_logger.__file__))') ||
+    return 1
+  mkdir -p build/gpu-rmm
+  # rmm's own CCCL (include/rapids) comes first: rmm's resource refs are of that version.
+  limit 180 g++ -std=c++17 -O2 -Iinclude -isystem "$rmm/include/rapids" -isystem "$rmm/include" \
+    -isystem "$logger/include" -isystem "$cuda/include" -DRESIDENT_HAS_CUDA=1 \
+    tests/cuda/rmm_resource.cpp -o build/gpu-rmm/rmm_resource -L"$rmm/lib64" -lrmm \
+    -L"$logger/lib64" -lrapids_logger -L"$cuda/lib64" -lcudart \
+    -Wl,-rpath,"$rmm/lib64:$logger/lib64" || return 1
+  limit 60 build/gpu-rmm/rmm_resource | tee "$out/rmm_resource.txt" || return 1
+  say "$(grep '^rmm ' "$out/rmm_resource.txt")"
+}
+
 phase_libtorch() {
   step train_libtorch train_libtorch_cuda
+  step train_libtorch-torch-memory train_libtorch_torch_memory
+  step rmm rmm_resources
 }
 
 plot() {

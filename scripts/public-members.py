@@ -302,7 +302,8 @@ def main():
 
     cases, not_applicable, lines, torch_only = read_cases(args.cases)
     problems = []
-    cuda_only = {"resident::CudaSpace", "resident::CudaHostPinnedSpace"}
+    cuda_only = {"resident::CudaSpace", "resident::CudaHostPinnedSpace", "resident::CudaPoolResource",
+                 "resident::CudaMallocResource"}
     for owner in sorted(set(cases) | set(not_applicable)):
         if owner in classes:
             continue

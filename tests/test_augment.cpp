@@ -1,9 +1,9 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
-// Augmented epochs on the host: each op against a plain reference at every batch size, shuffle
-// and sharding (converted and at its extremes too), padding rows, and the layouts and Normalize
-// channels an augmented field refuses or takes. The draws, one row's pixels and the generator
-// are tested on their own in tests/detail/.
+// Augmented epochs: each op against a plain reference at every batch size, shuffle and sharding
+// on every space (converted, in either output order, and at its extremes too), padding rows, and
+// the layouts and Normalize channels an augmented field refuses or takes. The draws, one row's
+// pixels and the generator are tested on their own in tests/detail/.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -46,13 +46,19 @@ DatasetOptions batches_of(std::size_t batch, Remainder remainder = Remainder::pa
   return options;
 }
 
-TEST(Augment, EveryOpMatchesTheReferenceAtEveryBatchSizeShuffleAndSharding) {
-  resident::testing::check_augmentation_matches_reference(HostSpace{});
+// On every space that gathers (the device's kernels where this unit can launch them, the
+// test engine's blocks), so that the host's line copies and the kernels' element map agree.
+template <class Space>
+using Everywhere = resident::testing::OverGatheringSpaces<Space>;
+TYPED_TEST_SUITE(Everywhere, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
+
+TYPED_TEST(Everywhere, EveryOpMatchesTheReferenceAtEveryBatchSizeShuffleAndSharding) {
+  resident::testing::check_augmentation_matches_reference(this->space_);
 }
 
-TEST(Augment, NormalizedAugmentedBatchesEqualTheReferenceBitForBit) {
-  resident::testing::check_augmented_conversion(HostSpace{}, Shuffle::none);
-  resident::testing::check_augmented_conversion(HostSpace{}, Shuffle::samples);
+TYPED_TEST(Everywhere, NormalizedAugmentedBatchesInEitherOrderEqualTheReferenceBitForBit) {
+  resident::testing::check_augmented_conversion(this->space_, Shuffle::none);
+  resident::testing::check_augmented_conversion(this->space_, Shuffle::samples);
 }
 
 TEST(Augment, ExtremeOpsMatchTheReference) {

@@ -97,7 +97,9 @@ const char* source_name(Source source) {
   return "?";
 }
 
-enum class Transform { none, convert, augment, both };
+// `all`: the images normalized, augmented and served HWC, the labels cast to int64 (a conversion
+// per field).
+enum class Transform { none, convert, augment, all };
 const char* transform_name(Transform transform) {
   switch (transform) {
     case Transform::none:
@@ -106,8 +108,8 @@ const char* transform_name(Transform transform) {
       return "convert";
     case Transform::augment:
       return "augment";
-    case Transform::both:
-      return "both";
+    case Transform::all:
+      return "all";
   }
   return "?";
 }
@@ -134,8 +136,13 @@ Record record(Dataset& ds, const EpochOptions& options, Transform transform) {
       return record(ds, ds.epoch(options, normalize()));
     case Transform::augment:
       return record(ds, ds.epoch(options, augmentation()));
-    case Transform::both:
-      return record(ds, ds.epoch(options, normalize(), augmentation()));
+    case Transform::all:
+      return record(ds, ds.epoch(options, normalize(),
+                                 resident::augment<0>(
+                                     resident::ImageLayout::chw(3, 4, 4), resident::RandomCrop{1},
+                                     resident::RandomFlip{}, resident::Cutout{2},
+                                     resident::OutputLayout{resident::ImageLayout::Order::hwc}),
+                                 resident::convert<1>(resident::Cast<std::int64_t>{})));
   }
   return {};
 }
@@ -211,7 +218,7 @@ TYPED_TEST(Composition, EveryCellServesThePreloadedBatches) {
             streamed += ds.is_streaming() ? 1 : 0;
             for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
               for (const Transform transform :
-                   {Transform::none, Transform::convert, Transform::augment, Transform::both}) {
+                   {Transform::none, Transform::convert, Transform::augment, Transform::all}) {
                 SCOPED_TRACE(
                     std::string(source_name(source)) + ", " + (stream ? "streamed" : "preloaded") +
                     ", rank " + std::to_string(rank) + " of " + std::to_string(world) + ", " +
@@ -255,7 +262,7 @@ TYPED_TEST(Composition, TheWindowOrderServesTheRightRows) {
     for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
       std::set<std::int32_t> over_epochs;
       for (const Transform transform :
-           {Transform::none, Transform::convert, Transform::augment, Transform::both}) {
+           {Transform::none, Transform::convert, Transform::augment, Transform::all}) {
         SCOPED_TRACE(std::string(resident::remainder_name(remainder)) + ", " +
                      resident::testing::shuffle_name(shuffle) + ", " + transform_name(transform));
         for (const std::uint64_t epoch : {0, 1, 2, 3}) {

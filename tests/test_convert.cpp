@@ -4,6 +4,7 @@
 // converted epochs against a host reference.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -289,5 +290,251 @@ TEST(Epoch, HalfAndBfloat16StorageConvertToFloat) {
   }
 }
 #endif
+
+// --- Cast -----------------------------------------------------------------------------------
+
+// The widenings compile, and nothing that could change a value does.
+static_assert(resident::Cast<std::int64_t>::accepts<std::uint8_t>);
+static_assert(resident::Cast<std::int64_t>::accepts<std::int32_t>);
+static_assert(resident::Cast<std::int64_t>::accepts<std::uint32_t>);
+static_assert(resident::Cast<std::int32_t>::accepts<std::uint16_t>);
+static_assert(resident::Cast<std::int32_t>::accepts<std::int32_t>);
+static_assert(resident::Cast<float>::accepts<std::uint16_t>);
+static_assert(resident::Cast<double>::accepts<float>);
+static_assert(resident::Cast<double>::accepts<std::int32_t>);
+static_assert(!resident::Cast<std::int32_t>::accepts<std::uint32_t>);
+static_assert(!resident::Cast<std::int64_t>::accepts<std::uint64_t>);
+static_assert(!resident::Cast<std::uint64_t>::accepts<std::int8_t>);
+static_assert(!resident::Cast<std::int16_t>::accepts<std::int32_t>);
+static_assert(!resident::Cast<float>::accepts<std::int32_t>);
+static_assert(!resident::Cast<float>::accepts<double>);
+static_assert(!resident::Cast<std::int64_t>::accepts<float>);
+static_assert(!resident::Cast<bool>::accepts<std::uint8_t>);
+#if RESIDENT_HAS_CUDA
+static_assert(resident::Cast<float>::accepts<__half>);
+static_assert(resident::Cast<double>::accepts<__nv_bfloat16>);
+static_assert(!resident::Cast<std::int32_t>::accepts<__half>);
+#endif
+
+TEST(Cast, KeepsEveryValueAtTheEndsOfTheStoredType) {
+  const resident::Cast<std::int64_t> to_long;
+  EXPECT_EQ(to_long(std::numeric_limits<std::int32_t>::min(), 0), -2147483648LL);
+  EXPECT_EQ(to_long(std::numeric_limits<std::uint32_t>::max(), 7), 4294967295LL);
+  EXPECT_EQ(to_long(std::uint8_t{255}, 0), 255);
+  const resident::Cast<std::int32_t> to_int;
+  EXPECT_EQ(to_int(std::uint16_t{65535}, 0), 65535);
+  EXPECT_EQ(resident::Cast<double>{}(-0.0f, 0), 0.0);
+  EXPECT_TRUE(std::signbit(resident::Cast<double>{}(-0.0f, 0)));
+  static_assert(std::is_same_v<resident::Cast<std::int64_t>::output_type, std::int64_t>);
+}
+
+// --- Channel statistics --------------------------------------------------------------------
+
+// The figures of the same images stored CHW and HWC agree with a plain two-pass reference, and
+// a Normalize made of them gives every channel of the epoch's batches mean 0 and deviation 1.
+TEST(ChannelStatistics, MatchAPlainReferenceInEitherLayoutAndNormalizeToZeroAndOne) {
+  constexpr std::size_t n = 53, c = 3, h = 5, w = 7;
+  std::vector<std::uint8_t> chw(n * c * h * w), hwc(chw.size());
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t ch = 0; ch < c; ++ch)
+      for (std::size_t p = 0; p < h * w; ++p) {
+        const auto value = static_cast<std::uint8_t>((r * 131 + p * 17 + ch * 70) % 256 / (ch + 1));
+        chw[(r * c + ch) * h * w + p] = value;
+        hwc[(r * h * w + p) * c + ch] = value;
+      }
+  const auto from_chw =
+      resident::channel_statistics(HostTensor<const std::uint8_t>(chw.data(), {n, c, h, w}),
+                                   ImageLayout::chw(c, h, w), 1.0f / 255);
+  const auto from_hwc =
+      resident::channel_statistics(HostTensor<const std::uint8_t>(hwc.data(), {n, h, w, c}),
+                                   ImageLayout::hwc(h, w, c), 1.0f / 255);
+  EXPECT_EQ(from_chw.values, n * h * w);
+  for (std::size_t ch = 0; ch < c; ++ch) {
+    double sum = 0, squares = 0;
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t p = 0; p < h * w; ++p) sum += chw[(r * c + ch) * h * w + p] / 255.0;
+    const double mean = sum / static_cast<double>(n * h * w);
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t p = 0; p < h * w; ++p) {
+        const double deviation = chw[(r * c + ch) * h * w + p] / 255.0 - mean;
+        squares += deviation * deviation;
+      }
+    const double std = std::sqrt(squares / static_cast<double>(n * h * w));
+    EXPECT_NEAR(from_chw.mean[ch], mean, 1e-6) << ch;
+    EXPECT_NEAR(from_chw.std[ch], std, 1e-6) << ch;
+    EXPECT_EQ(from_chw.mean[ch], from_hwc.mean[ch]) << ch;
+    EXPECT_EQ(from_chw.std[ch], from_hwc.std[ch]) << ch;
+  }
+  // Normalized by them, every channel of an epoch has mean 0 and deviation 1.
+  const ImageLayout layout = ImageLayout::hwc(h, w, c);
+  DeviceDataset<HostSpace, std::uint8_t> ds(
+      HostSpace{}, epoch_options(8, Remainder::partial),
+      HostTensor<const std::uint8_t>(hwc.data(), {n, h, w, c}));
+  const auto normalize = Normalize::mean_std(from_hwc.mean, from_hwc.std, layout, 1.0f / 255);
+  std::vector<double> sum(c), squares(c);
+  for (auto [x] : ds.epoch({1, 0, Shuffle::samples}, resident::convert<0>(normalize)))
+    for (std::size_t r = 0; r < x.valid_rows(); ++r)
+      for (std::size_t e = 0; e < layout.elements(); ++e) {
+        sum[e % c] += x.row(r)[e];
+        squares[e % c] += static_cast<double>(x.row(r)[e]) * x.row(r)[e];
+      }
+  for (std::size_t ch = 0; ch < c; ++ch) {
+    const auto count = static_cast<double>(n * h * w);
+    EXPECT_NEAR(sum[ch] / count, 0.0, 1e-5) << ch;
+    EXPECT_NEAR(squares[ch] / count, 1.0, 1e-4) << ch;
+  }
+}
+
+// Values far from zero with a small spread: E[x^2] - E[x]^2 would lose every digit of it.
+TEST(ChannelStatistics, ASmallDeviationFarFromZeroKeepsItsDigits) {
+  std::vector<float> values(1000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 1.0e6f + (i % 2 == 0 ? 0.5f : -0.5f);
+  const auto stats = resident::channel_statistics(HostTensor<const float>(values.data(), {250, 4}),
+                                                  ImageLayout::chw(1, 2, 2));
+  EXPECT_EQ(stats.mean[0], 1.0e6f);
+  EXPECT_FLOAT_EQ(stats.std[0], 0.5f);
+  const std::vector<double> constant(12, 3.0);
+  const auto flat = resident::channel_statistics(HostTensor<const double>(constant.data(), {3, 4}),
+                                                 ImageLayout::hwc(1, 2, 2));
+  EXPECT_EQ(flat.std, (std::vector<float>{0.0f, 0.0f}));
+  EXPECT_EQ(flat.mean, (std::vector<float>{3.0f, 3.0f}));
+}
+
+TEST(ChannelStatistics, RefusesWhatItCannotMeasureSayingWhy) {
+  std::vector<float> values(36, 1.0f);
+  const HostTensor<const float> rows(values.data(), {3, 12});
+  EXPECT_NE(refusal_of([&] {
+              (void)resident::channel_statistics(rows, ImageLayout::chw(3, 2, 3));
+            }).find("has 18 elements, but the rows have 12"),
+            std::string::npos);
+  EXPECT_NE(refusal_of([&] {
+              (void)resident::channel_statistics(rows, ImageLayout::hwc(1, 1, 12));
+            }).find("has 12 channels; Normalize takes 1 to 8"),
+            std::string::npos);
+  EXPECT_NE(refusal_of([&] {
+              (void)resident::channel_statistics(HostTensor<const float>(values.data(), {0, 12}),
+                                                 ImageLayout::chw(3, 2, 2));
+            }).find("has no rows"),
+            std::string::npos);
+  values[7] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(refusal_of([&] {
+              (void)resident::channel_statistics(rows, ImageLayout::chw(3, 2, 2));
+            }).find("channel 1 has a mean or deviation that is not a finite float"),
+            std::string::npos);
+  EXPECT_NE(refusal_of([&] {
+              (void)resident::channel_statistics(rows, ImageLayout::chw(3, 2, 2),
+                                                 std::numeric_limits<float>::infinity());
+            }).find("input_scale is inf"),
+            std::string::npos);
+}
+
+// --- A conversion per field, on every space ---------------------------------------------------
+
+template <class Space>
+using PerField = resident::testing::OverGatheringSpaces<Space>;
+TYPED_TEST_SUITE(PerField, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
+
+/// Images of 3 x 4 x 4 bytes and int32 labels at both ends of their range.
+struct LabelledImages {
+  explicit LabelledImages(std::size_t n) : pixels(n * 48), labels(n) {
+    for (std::size_t i = 0; i < pixels.size(); ++i)
+      pixels[i] = static_cast<std::uint8_t>(i * 2654435761U >> 11);
+    for (std::size_t i = 0; i < n; ++i)
+      labels[i] = i % 3 == 0   ? std::numeric_limits<std::int32_t>::min() + static_cast<int>(i)
+                  : i % 3 == 1 ? std::numeric_limits<std::int32_t>::max() - static_cast<int>(i)
+                               : static_cast<std::int32_t>(i);
+  }
+  [[nodiscard]] HostTensor<const std::uint8_t> x() const {
+    return {pixels.data(), {labels.size(), 4, 4, 3}};
+  }
+  [[nodiscard]] HostTensor<const std::int32_t> y() const {
+    return {labels.data(), {labels.size()}};
+  }
+  std::vector<std::uint8_t> pixels;
+  std::vector<std::int32_t> labels;
+};
+
+// x normalized and y cast to int64 in one epoch, named in either order and beside an
+// augmentation: x is the x of the epoch that converts x alone, bit for bit, and y is the stored
+// labels widened; on a preloaded and a streamed dataset, every shuffle and remainder.
+TYPED_TEST(PerField, EachFieldTakesItsOwnConversionInOneEpoch) {
+  constexpr std::size_t n = 37;
+  const LabelledImages data(n);
+  const auto normalize = resident::convert<0>(Normalize::mean_std(
+      {0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.3f}, ImageLayout::hwc(4, 4, 3), 1.0f / 255));
+  const auto cast = resident::convert<1>(resident::Cast<std::int64_t>{});
+  const auto crop = resident::augment<0>(ImageLayout::hwc(4, 4, 3), resident::RandomCrop{1},
+                                         resident::RandomFlip{});
+  for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+    resident::DatasetOptions options = epoch_options(8, remainder);
+    options.streaming.chunk_batches = 2;
+    DeviceDataset<TypeParam, std::uint8_t, std::int32_t> preloaded(this->space_, options, data.x(),
+                                                                   data.y());
+    resident::StreamingDataset<TypeParam, std::uint8_t, std::int32_t> streamed(
+        this->space_, options, data.x(), data.y());
+    for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+      SCOPED_TRACE(std::string(resident::remainder_name(remainder)) + ", " +
+                   resident::testing::shuffle_name(shuffle));
+      const resident::EpochOptions at{5, 2, shuffle};
+      const auto check = [&](auto& ds, auto&& reference, auto&& both, const char* how) {
+        ASSERT_EQ(both.size(), reference.size()) << how;
+        for (std::size_t k = 0; k < both.size(); ++k) {
+          const auto [x, y] = both.batch(k);
+          static_assert(std::is_same_v<decltype(x), const resident::BatchView<const float>>);
+          static_assert(std::is_same_v<decltype(y), const resident::BatchView<const std::int64_t>>);
+          const auto got_x = read_back(ds.space(), ds.stream(), x);
+          const auto got_y = read_back(ds.space(), ds.stream(), y);
+          const auto [want_x, want_y] = reference.batch(k);
+          ASSERT_EQ(got_x, read_back(ds.space(), ds.stream(), want_x)) << how << ", batch " << k;
+          const auto labels = read_back(ds.space(), ds.stream(), want_y);
+          ASSERT_EQ(got_y, std::vector<std::int64_t>(labels.begin(), labels.end()))
+              << how << ", batch " << k;
+          ASSERT_EQ(y.valid_rows(), want_y.valid_rows());
+        }
+      };
+      check(preloaded, preloaded.epoch(at, normalize), preloaded.epoch(at, normalize, cast),
+            "preloaded");
+      check(preloaded, preloaded.epoch(at, normalize, crop),
+            preloaded.epoch(at, cast, crop, normalize), "preloaded, augmented");
+      check(streamed, streamed.epoch(at, normalize), streamed.epoch(at, cast, normalize),
+            "streamed");
+      check(streamed, streamed.epoch(at, crop, normalize),
+            streamed.epoch(at, normalize, crop, cast), "streamed, augmented");
+    }
+  }
+}
+
+// llm.c's uint16 tokens served as int32 (as a libtorch without uint16 takes them): x and y
+// both cast, every window's values those of the stored tokens, in every shuffle.
+TYPED_TEST(PerField, TokenWindowsCastBothFields) {
+  std::vector<std::uint16_t> tokens(301);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] = static_cast<std::uint16_t>(65535 - i * 211 % 65536);
+  resident::DatasetOptions options;
+  options.batch_size = 4;
+  options.remainder = Remainder::partial;
+  resident::TokenDataset<TypeParam, std::uint16_t> ds(
+      this->space_, options, resident::TokenOptions{16, 0},
+      HostTensor<const std::uint16_t>(tokens.data(), {tokens.size()}));
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
+    const resident::EpochOptions at{3, 1, shuffle};
+    auto plain = ds.epoch(at);
+    auto cast = ds.epoch(at, resident::convert<1>(resident::Cast<std::int32_t>{}),
+                         resident::convert<0>(resident::Cast<std::int32_t>{}));
+    ASSERT_EQ(cast.size(), plain.size());
+    for (std::size_t k = 0; k < cast.size(); ++k) {
+      const auto [x, y] = cast.batch(k);
+      static_assert(std::is_same_v<decltype(x), const resident::BatchView<const std::int32_t>>);
+      const auto [want_x, want_y] = plain.batch(k);
+      const auto stored_x = read_back(ds.space(), ds.stream(), want_x);
+      const auto stored_y = read_back(ds.space(), ds.stream(), want_y);
+      ASSERT_EQ(read_back(ds.space(), ds.stream(), x),
+                std::vector<std::int32_t>(stored_x.begin(), stored_x.end()));
+      ASSERT_EQ(read_back(ds.space(), ds.stream(), y),
+                std::vector<std::int32_t>(stored_y.begin(), stored_y.end()));
+    }
+  }
+}
 
 }  // namespace

@@ -4,7 +4,9 @@
 // without a usable device (each machine runs the half that applies and skips the other).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "support/spaces.hpp"
 #if RESIDENT_TEST_SIMULATED_CUDA
 #include "support/runtime_faults.hpp"
+#include "support/stream_gates.hpp"
 #endif
 
 #if RESIDENT_HAS_CUDA
@@ -180,6 +183,130 @@ TEST_F(CudaSpaceOnDevice, RingFencesOrderReadsAfterTheirGatherAndTheNextGatherAf
   space.destroy_stream(consumer);
   space.destroy_stream(gatherer);
 }
+
+#if RESIDENT_TEST_SIMULATED_CUDA
+// Kernels read a stream's batches asynchronously, on the dataset's stream or on another one
+// (ordered by `wait`/`release`), while the host asks for later batches: the load of a chunk into
+// a slot waits for the reads of what the slot held, both where it copies page-locked rows
+// directly and where it copies pageable rows through the staging buffers. Each read is held
+// back on its stream until the load of the chunk two on (into the same slot: two slots, one
+// batch a chunk) has been enqueued and has had time to land, so that a load not ordered after
+// the read overwrites the batch before the read, in every run rather than by chance.
+TEST_F(CudaSpaceOnDevice, KernelsReadEveryBatchBeforeItsSlotIsWrittenAgain) {
+  constexpr std::size_t rows = 160;
+  constexpr std::size_t columns = 4;
+  constexpr std::size_t batch = 16;
+  constexpr std::size_t batches = rows / batch;
+  constexpr std::size_t bytes = rows * columns * sizeof(std::int32_t);
+  // Row r holds 8r + 1, ..., 8r + 4: every batch's values are known, and differ from every
+  // other's.
+  const auto value = [](std::size_t row, std::size_t column) {
+    return static_cast<std::int32_t>(8 * row + column + 1);
+  };
+  std::vector<std::int32_t> pageable(rows * columns);
+  void* locked = nullptr;
+  ASSERT_EQ(cudaMallocHost(&locked, bytes), cudaSuccess);
+  auto* page_locked = static_cast<std::int32_t*>(locked);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < columns; ++c)
+      pageable[r * columns + c] = page_locked[r * columns + c] = value(r, c);
+  resident::DatasetOptions options;
+  options.batch_size = batch;
+  options.streaming.chunk_batches = 1;
+  options.streaming.chunk_slots = 2;  // chunk k + 2 goes into chunk k's slot
+  options.streaming.prefetch_chunks = 1;
+  const CudaSpace space{0};
+  cudaStream_t other = space.create_stream();
+  for (const bool pinned : {false, true}) {
+    SCOPED_TRACE(pinned ? "page-locked rows, copied directly"
+                        : "pageable rows, copied through the staging buffers");
+    const resident::HostTensor<const std::int32_t> tensor(pinned ? page_locked : pageable.data(),
+                                                          {rows, columns});
+    for (const bool on_other : {false, true}) {
+      SCOPED_TRACE(on_other ? "reads on another stream" : "reads on the dataset's stream");
+      std::vector<std::vector<std::int32_t>> seen(batches);
+      {
+        resident::StreamingDataset<CudaSpace, std::int32_t> ds(space, options, tensor);
+        EXPECT_EQ(ds.chunk_slots(), 2u);
+        EXPECT_EQ(ds.num_chunks(), batches);
+        const cudaStream_t reader = on_other ? other : ds.stream();
+        resident::testing::Gates gates(
+            batches);  // after the dataset: opened before it waits for its streams
+        auto epoch = ds.epoch({0, 0, resident::Shuffle::none});
+        for (std::size_t k = 0; k < batches; ++k) {
+          const auto view = std::get<0>(epoch.batch(k));
+          if (on_other) epoch.wait(k, reader);
+          EXPECT_EQ(
+              resident::testing::simcuda::enqueue(
+                  reader,
+                  [&seen, k, data = view.data(), count = view.size(), opened = gates.opened(k)] {
+                    opened.wait();
+                    seen[k].resize(count);
+                    resident::testing::simcuda::peek(seen[k].data(), data,
+                                                     count * sizeof(std::int32_t));
+                  }),
+              cudaSuccess);
+          if (on_other) epoch.release(k, reader);
+          if (k >= 2) {
+            // Batch k's load, into batch k - 2's slot, is enqueued: give a copy that would
+            // not wait for the read time to land, then let the read run.
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            gates.open(k - 2);
+          }
+        }
+        gates.open_all();
+        EXPECT_EQ(cudaStreamSynchronize(reader), cudaSuccess);
+      }
+      for (std::size_t k = 0; k < batches; ++k) {
+        std::vector<std::int32_t> expected;
+        for (std::size_t r = k * batch; r < (k + 1) * batch; ++r)
+          for (std::size_t c = 0; c < columns; ++c) expected.push_back(value(r, c));
+        EXPECT_EQ(seen[k], expected) << "the read of batch " << k << " saw other rows";
+      }
+    }
+  }
+  space.destroy_stream(other);
+  EXPECT_EQ(cudaFreeHost(locked), cudaSuccess);
+}
+
+// A preload whose copy fails half-way while its stream is still busy: the page-locked staging
+// buffers go only once the copies enqueued before the failure are done. The stream is held back
+// by a gate until a thread opens it 20 ms on, after the constructor threw where it does not
+// wait, so that a buffer released without waiting is released under a queued copy, which the
+// simulation stops at.
+TEST_F(CudaSpaceOnDevice, AFailedPreloadReleasesItsStagingOnlyAfterTheCopiesInFlight) {
+  const CudaSpace space{0};
+  cudaStream_t stream = space.create_stream();
+  std::vector<float> values(std::size_t{64} * 1024);
+  std::iota(values.begin(), values.end(), 0.0F);
+  resident::DatasetOptions options;
+  options.batch_size = 64;
+  options.reserve_bytes = 0;
+  options.stream = stream;
+  options.upload_block_bytes = std::size_t{16} << 10;  // 16 blocks, two staging buffers
+  options.staging_buffers = 2;
+  {
+    resident::testing::Gates gate(1);
+    ASSERT_EQ(
+        resident::testing::simcuda::enqueue(stream, [opened = gate.opened(0)] { opened.wait(); }),
+        cudaSuccess);
+    std::thread opener([&gate] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gate.open(0);
+    });
+    {
+      const resident::testing::FailingCall failing("cudaMemcpyAsync", cudaErrorLaunchFailure, 1);
+      using Dataset = resident::DeviceDataset<CudaSpace, float>;
+      const resident::HostTensor<const float> tensor(values.data(), {values.size()});
+      EXPECT_THROW(Dataset(space, options, tensor), CudaError);
+      EXPECT_TRUE(failing.fired());
+    }
+    opener.join();
+  }
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  space.destroy_stream(stream);
+}
+#endif
 
 int current_device() {
   int device = -1;

@@ -4,6 +4,7 @@
 // streamed with the same batches; every malformed file refused with a FormatError that names
 // the fault; plan() and plan_token_file figures.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -318,6 +320,63 @@ TEST(LoadTokenFile, AStateResumesWhicheverWayTheTokensAreHeld) {
             resident::testing::RunBytes(whole.begin() + 5, whole.end()));
   EXPECT_EQ(resident::testing::run_bytes(preloaded, preloaded.resume(epoch, from_streamed)),
             resident::testing::RunBytes(whole.begin() + 7, whole.end()));
+}
+
+// In whole-epoch order one token file is read in place from its mapping (both fields read it,
+// the targets one token on), and several are read once into memory the dataset owns; a file
+// that changes while its mapping is read is refused at the next batch, never served.
+TEST(LoadTokenFile, OneFileIsReadInPlaceAndRefusedWhenItChanges) {
+  const TwoShards shards("mapped");
+  const auto& tokens = shards.tokens;
+  DatasetOptions options;
+  options.batch_size = 16;
+  options.streaming.order = StreamOrder::whole_epoch;
+  options.streaming.chunk_batches = 3;
+  const TokenOptions window{32, 0};
+  auto both = resident::load_token_file<std::uint16_t>(small_space(), options, window,
+                                                       {shards.a.path, shards.b.path});
+  ASSERT_TRUE(both.is_streaming());
+  EXPECT_EQ(both.streaming()->mapped_bytes(), 0u);
+  EXPECT_EQ(both.streaming()->host_bytes(), 3750u * 32 * 2 + 2);
+  const auto one_plan =
+      resident::plan_token_file<std::uint16_t>(small_space(), options, window, {shards.a.path});
+  auto one =
+      resident::load_token_file<std::uint16_t>(small_space(), options, window, {shards.a.path});
+  ASSERT_TRUE(one.is_streaming());
+  EXPECT_EQ(one.streaming()->host_bytes(), 0u);
+  EXPECT_EQ(one.streaming()->mapped_bytes(), 2187u * 32 * 2 + 2);
+  EXPECT_EQ(one_plan.stream_mapped_bytes, one.streaming()->mapped_bytes());
+  EXPECT_EQ(one_plan.stream_owned_bytes, 0u);
+  const EpochOptions shuffled{3, 0, Shuffle::samples};
+  const std::vector<std::uint16_t> first(tokens.begin(), tokens.begin() + 70000);
+  {
+    auto epoch = one.epoch(shuffled);
+    (void)resident::testing::token_epoch(one, epoch, first);
+  }
+  // Rows gathered where they lie (shuffled) and chunks copied into slots (in order): both
+  // epochs have a batch in hand when the file is rewritten in place, at its size, so that only
+  // its modification time shows it.
+  auto gathered = one.epoch(shuffled);
+  auto copied = one.epoch();
+  (void)gathered.batch(0);
+  (void)copied.batch(0);
+  const int fd = ::open(shards.a.path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string zeros(std::size_t{70000} * 2, '\0');
+  ASSERT_EQ(::pwrite(fd, zeros.data(), zeros.size(), 1024), static_cast<::ssize_t>(zeros.size()));
+  const ::timespec later[2] = {{0, UTIME_OMIT}, {::time(nullptr) + 10, 0}};
+  ASSERT_EQ(::futimens(fd, later), 0);
+  ::close(fd);
+  for (auto* changed : {&gathered, &copied}) {
+    expect_format_error(
+        [&] {
+          for (std::size_t k = 1; k < changed->size(); ++k) {
+            const auto [x, y] = changed->batch(k);
+            EXPECT_EQ(x.rows(), y.rows());
+          }
+        },
+        "it was modified since it was opened");
+  }
 }
 
 // batch(i), the unshuffled view, refuses a padded batch whichever way the tokens are held.

@@ -1,10 +1,14 @@
 // SPDX-FileCopyrightText: 2026 The resident authors
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -557,9 +561,8 @@ TYPED_TEST(NpzDataset, StreamsStoredMembersAndInflatesDeflatedOnesOnce) {
   EXPECT_EQ(resident::testing::read_back(this->space_, streamed.stream(), std::get<1>(batch)),
             (std::vector<std::uint8_t>{2, 3, 4, 5}));
 
-  // Deflated members are inflated once into host memory the dataset owns, and stream from it
-  // in whole-epoch order; a window order, which reads chunks straight from the archive, is
-  // refused with what to do.
+  // Deflated members are inflated once, in the background, into host memory the dataset owns,
+  // and stream from it in either order.
   const TempArchive deflated(build_zip(xy_members(true)).bytes, "deflated");
   auto inflated = resident::load_streaming_dataset<TypeParam, float, std::uint8_t>(
       this->space_, options, deflated.path, {"x", "y"});
@@ -569,13 +572,108 @@ TYPED_TEST(NpzDataset, StreamsStoredMembersAndInflatesDeflatedOnesOnce) {
       resident::testing::read_back(this->space_, inflated.stream(), std::get<1>(inflated.batch(3))),
       (std::vector<std::uint8_t>{2, 3, 4, 5}));
   options.streaming.order = resident::StreamOrder::window;
-  try {
-    (void)resident::load_streaming_dataset<TypeParam, float, std::uint8_t>(
-        this->space_, options, deflated.path, {"x", "y"});
-    FAIL() << "streamed a deflated member in window order";
-  } catch (const FormatError& error) {
-    EXPECT_NE(error.reason().find("member 'x.npy': it is deflated"), std::string::npos);
-    EXPECT_NE(error.reason().find("StreamOptions::order"), std::string::npos) << error.reason();
+  auto windows = resident::load_streaming_dataset<TypeParam, float, std::uint8_t>(
+      this->space_, options, deflated.path, {"x", "y"});
+  EXPECT_EQ(windows.order(), resident::StreamOrder::window);
+  EXPECT_EQ(
+      resident::testing::read_back(this->space_, windows.stream(), std::get<1>(windows.batch(3))),
+      (std::vector<std::uint8_t>{2, 3, 4, 5}));
+}
+
+// A stored member streamed in whole-epoch order is read in place from the archive's mapping (where
+// its data is aligned for its type), on every space: an archive cut in place, rewritten or
+// replaced meanwhile is refused at the next batch that reads it (in order from the slots, or
+// shuffled), and nothing it read is served.
+TYPED_TEST(NpzDataset, AStoredMemberReadInPlaceIsRefusedWhenItsArchiveChanges) {
+  const std::string bytes = build_zip(xy_members(false)).bytes;
+  const auto cut = [](const std::string& path) { ASSERT_EQ(::truncate(path.c_str(), 100), 0); };
+  const auto rewritten = [&bytes](const std::string& path) {
+    std::string other = bytes;
+    std::reverse(other.begin() + 200, other.end() - 400);  // inside the members' data
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, other.data(), other.size(), 0), static_cast<::ssize_t>(other.size()));
+    const ::timespec later[2] = {{0, UTIME_OMIT}, {::time(nullptr) + 10, 0}};
+    ASSERT_EQ(::futimens(fd, later), 0);
+    ::close(fd);
+  };
+  const auto replaced = [&bytes](const std::string& path) {
+    resident::testing::write_file(path, bytes);  // a rename over it
+  };
+  struct Change {
+    std::function<void(const std::string&)> apply;
+    const char* reason;
+  };
+  const Change changes[] = {{cut, "size changed"},
+                            {rewritten, "it was modified since it was opened"},
+                            {replaced, "it was removed or replaced"}};
+  for (const Change& change : changes) {
+    for (const resident::Shuffle shuffle : {resident::Shuffle::none, resident::Shuffle::samples}) {
+      SCOPED_TRACE(std::string(change.reason) +
+                   (shuffle == resident::Shuffle::none ? ", in order" : ", shuffled"));
+      const TempArchive file(bytes, "changed");
+      resident::DatasetOptions options;
+      options.batch_size = 4;
+      options.streaming.chunk_batches = 1;
+      options.streaming.chunk_slots = 2;
+      options.streaming.prefetch_chunks = 1;
+      options.streaming.order = resident::StreamOrder::whole_epoch;
+      auto streamed = resident::load_streaming_dataset<TypeParam, float, std::uint8_t>(
+          this->space_, options, file.path, {"x", "y"});
+      // y's bytes are read in place; x's floats start at an odd byte of the archive (as
+      // numpy's zipfile leaves them), so they are read once instead.
+      EXPECT_EQ(streamed.mapped_bytes(), rows);
+      EXPECT_EQ(streamed.host_bytes(), rows * features * 4);
+      auto epoch = streamed.epoch({1, 0, shuffle});
+      (void)epoch.batch(0);
+      change.apply(file.path);
+      try {
+        for (std::size_t k = 1; k < epoch.size(); ++k) {
+          const auto [x, y] = epoch.batch(k);
+          for (const std::uint8_t label :
+               resident::testing::read_back(this->space_, streamed.stream(), y))
+            ASSERT_LT(label, rows);  // the archive's labels, never its changed bytes
+          (void)x;
+        }
+        ADD_FAILURE() << "a changed archive streamed on";
+      } catch (const FormatError& error) {
+        EXPECT_NE(error.reason().find(change.reason), std::string::npos) << error.what();
+      }
+    }
+  }
+}
+
+// A deflated member whose CRC-32 is wrong inflates to its end before the check finds it: rows
+// served before then are the stream's as it is, and from then on every batch, in every order and
+// epoch, throws the FormatError.
+TYPED_TEST(NpzDataset, AWrongCrcFoundWhileInflatingRefusesEveryLaterBatch) {
+  auto members = xy_members(true);
+  members[1].crc = 12345;  // y's, in both headers
+  const TempArchive file(build_zip(members).bytes, "wrong_crc");
+  for (const resident::StreamOrder order :
+       {resident::StreamOrder::whole_epoch, resident::StreamOrder::window}) {
+    SCOPED_TRACE(resident::stream_order_name(order));
+    resident::DatasetOptions options;
+    options.batch_size = 4;
+    options.streaming.chunk_batches = 1;
+    options.streaming.order = order;
+    auto streamed = resident::load_streaming_dataset<TypeParam, float, std::uint8_t>(
+        this->space_, options, file.path, {"x", "y"});
+    const auto refused = [&](resident::Shuffle shuffle) {
+      try {
+        auto epoch = streamed.epoch({1, 0, shuffle});
+        for (std::size_t k = 0; k < epoch.size(); ++k) (void)epoch.batch(k);
+        return false;
+      } catch (const FormatError& error) {
+        EXPECT_NE(error.reason().find("CRC-32"), std::string::npos) << error.what();
+        return true;
+      }
+    };
+    // The first epoch to reach the last rows waits for the end, where the check is.
+    EXPECT_TRUE(refused(resident::Shuffle::none));
+    for (const resident::Shuffle shuffle :
+         {resident::Shuffle::none, resident::Shuffle::batches, resident::Shuffle::samples})
+      EXPECT_TRUE(refused(shuffle)) << "an epoch after the refusal served every batch";
   }
 }
 

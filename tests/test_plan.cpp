@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/dataset.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/host_space.hpp"
 #include "resident/plan.hpp"
@@ -157,15 +158,74 @@ TEST_F(Recommend, StreamWithTheRingFiguresAndTheRanksThatWouldFit) {
       resident::plan(HostSpace::with_budget(4 * 2304 + 7936 - 7), options, x, y).stream_fits);
 }
 
-TEST_F(Recommend, StreamSaysSoWhenNotEvenTheRingFits) {
+// Nothing fits, not even a stream: the plan refuses and names the smallest free memory in which
+// a stream of these options runs (slots of one batch each, the ring and the reserve).
+TEST_F(Recommend, RefuseNamesTheSmallestBudgetThatStreams) {
   const auto verdict = resident::plan(HostSpace::with_budget(5000), options, x, y);
-  EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::refuse);
   EXPECT_FALSE(verdict.stream_fits);
   EXPECT_EQ(verdict.partition_world_size, 5u);  // 200 rows: 3200 -> 3328 + 800 B
-  EXPECT_NE(verdict.reason.find("even chunk slots of 9.0 KiB and a gather ring of 15.5 KiB "
-                                "do not fit together"),
+  // 4 slots of one batch (1600 B -> 1792 + 400 -> 2304 B) and the ring of 2 batches (15872 B).
+  EXPECT_EQ(verdict.stream_min_bytes, 4u * 2304 + 15872);
+  EXPECT_NE(verdict.reason.find("refuse: not even a stream fits: its chunk slots of 9.0 KiB (10 "
+                                "chunks of 1 batches) and gather ring of 15.5 KiB need more "
+                                "than the 4.9 KiB usable. The smallest stream of these options "
+                                "runs in 24.5 KiB free (25088 B, the reserve included)"),
             std::string::npos)
       << verdict.reason;
+  std::ostringstream printed;
+  printed << verdict;
+  EXPECT_NE(printed.str().find("recommendation: refuse\n"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("do not fit together; runs from 24.5 KiB free"), std::string::npos)
+      << printed.str();
+}
+
+// The smallest budget is exact, under every combination of the options it depends on: in it
+// make_dataset streams and serves an epoch (one that widens the labels, as the ring was planned
+// for); one byte less, plan() refuses and so does make_dataset, with the same figure, before
+// anything is allocated.
+TEST_F(Recommend, TheSmallestBudgetStreamsAndOneByteLessIsRefused) {
+  for (const std::size_t ring_depth : {1, 3})
+    for (const std::size_t chunk_batches : {0, 3})
+      for (const std::size_t chunk_slots : {2, 5})
+        for (const std::size_t reserve : {0, 777}) {
+          SCOPED_TRACE("ring_depth " + std::to_string(ring_depth) + ", chunk_batches " +
+                       std::to_string(chunk_batches) + ", chunk_slots " +
+                       std::to_string(chunk_slots) + ", reserve " + std::to_string(reserve));
+          DatasetOptions tight = options;
+          tight.batch_size = 10;
+          tight.ring_depth = ring_depth;
+          tight.reserve_bytes = reserve;
+          tight.streaming = resident::StreamOptions{chunk_batches, chunk_slots, 1};
+          tight.ring_element_bytes = 8;  // planned for the labels' cast to int64 below
+          const std::size_t least =
+              resident::plan(HostSpace::with_budget(1000), tight, x, y).stream_min_bytes;
+          ASSERT_GT(least, reserve);
+          const auto at_least = resident::plan(HostSpace::with_budget(least), tight, x, y);
+          EXPECT_EQ(at_least.recommendation, resident::Recommendation::stream) << at_least;
+          EXPECT_EQ(at_least.stream_min_bytes, least);
+          const HostSpace enough = HostSpace::with_budget(least);
+          auto ds = resident::make_dataset(enough, tight, x, y);
+          ASSERT_TRUE(ds.is_streaming());
+          std::size_t rows = 0;
+          for (auto [pixels, label] :
+               ds.epoch({1, 0, resident::Shuffle::samples},
+                        resident::convert<1>(resident::Cast<std::int64_t>{})))
+            rows += label.valid_rows();
+          EXPECT_EQ(rows, 1000u);
+          const auto below = resident::plan(HostSpace::with_budget(least - 1), tight, x, y);
+          EXPECT_EQ(below.recommendation, resident::Recommendation::refuse) << below;
+          const HostSpace short_by_one = HostSpace::with_budget(least - 1);
+          try {
+            (void)resident::make_dataset(short_by_one, tight, x, y);
+            ADD_FAILURE() << "made a dataset one byte below the smallest budget";
+          } catch (const resident::CapacityError& error) {
+            EXPECT_NE(std::string(error.what()).find("(" + std::to_string(least) + " B, "),
+                      std::string::npos)
+                << error.what();
+            EXPECT_EQ(short_by_one.used_bytes(), 0u) << "nothing is left allocated";
+          }
+        }
 }
 
 // Invalid StreamOptions do not keep plan() from answering the preload question; the stream
@@ -180,7 +240,8 @@ TEST_F(Recommend, InvalidStreamOptionsLeaveThePreloadFiguresAndSayWhyNotStream) 
             std::string::npos)
       << roomy.stream_refusal;
   const auto tight = resident::plan(HostSpace::with_budget(5000), options, x, y);
-  EXPECT_EQ(tight.recommendation, resident::Recommendation::stream);
+  EXPECT_EQ(tight.recommendation, resident::Recommendation::refuse);
+  EXPECT_EQ(tight.stream_min_bytes, 0u);
   EXPECT_FALSE(tight.stream_fits);
   EXPECT_NE(tight.reason.find(tight.stream_refusal), std::string::npos) << tight.reason;
   std::ostringstream printed;
@@ -209,6 +270,8 @@ TEST_F(Recommend, OptionsAtTheirMaximumDoNotOverflow) {
   const auto all_reserved = resident::plan(HostSpace::with_budget(1 << 20), options, x, y);
   EXPECT_FALSE(all_reserved.fits);
   EXPECT_FALSE(all_reserved.stream_fits);
+  EXPECT_EQ(all_reserved.stream_min_bytes, max) << "saturated, not wrapped";
+  EXPECT_EQ(all_reserved.recommendation, resident::Recommendation::refuse);
 }
 
 // Options no dataset could be made with are refused by plan() as the constructors refuse them,

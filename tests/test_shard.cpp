@@ -477,10 +477,16 @@ TEST(ShardedStreaming, AutomaticChunksThatDoNotFitARankAreRefusedWithAdvice) {
   const auto verdict = resident::plan(tiny, options, tensor);
   EXPECT_EQ(verdict.stream_chunk_batches,
             resident::plan(HostSpace::with_budget(1 << 20), options, tensor).stream_chunk_batches);
-  EXPECT_EQ(verdict.recommendation, resident::Recommendation::stream);
+  EXPECT_EQ(verdict.recommendation, resident::Recommendation::refuse);
   EXPECT_FALSE(verdict.stream_fits);
   EXPECT_NE(verdict.reason.find("set StreamOptions::chunk_batches explicitly"), std::string::npos)
       << verdict.reason;
+  // The smallest budget is that of the automatic chunks, which do not shrink on a sharded rank.
+  EXPECT_GT(verdict.stream_min_bytes, std::size_t{1536}) << verdict.reason;
+  const auto enough =
+      resident::plan(HostSpace::with_budget(verdict.stream_min_bytes), options, tensor);
+  EXPECT_TRUE(enough.stream_fits) << enough;
+  EXPECT_NE(enough.recommendation, resident::Recommendation::refuse) << enough;
   try {
     resident::StreamingDataset<HostSpace, std::int32_t> ds(tiny, options, tensor);
     FAIL() << "a ring of " << ds.bytes() << " B in 2 KiB";

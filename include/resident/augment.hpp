@@ -4,7 +4,8 @@
 
 /// @file
 /// @brief Augmentations applied while an epoch gathers a batch: `RandomCrop`, `RandomFlip` and
-/// `Cutout` on an image field of a declared `ImageLayout`, drawn per sample from a
+/// `Cutout` on an image field of a declared `ImageLayout`, and `OutputLayout` (HWC images
+/// served CHW, or CHW as HWC); the random ones drawn per sample from a
 /// counter-based generator keyed by (seed, epoch, row, op), so that every space, batch size,
 /// thread count and sharding gives the same pixels.
 
@@ -47,13 +48,35 @@ struct Cutout {
   std::size_t size = 0;  ///< Side of the square in pixels; 0: no cutout.
 };
 
+/// @brief Serves the images in another element order than they are stored in: HWC images
+/// (NumPy's, Keras') as the CHW batches torch's convolutions read (FFCV's `ToTorchImage`,
+/// DALI's `output_layout`), or CHW as HWC. Fused with the gather, the crop, the flip, the
+/// conversion and the cutout: no second pass over the batch. The batch's rows then have the
+/// shape of the output layout: `(C, H, W)` or `(H, W, C)`.
+struct OutputLayout {
+  ImageLayout::Order order = ImageLayout::Order::chw;  ///< The order batches hold.
+};
+
 /// @brief The augmentations of one image field, in the order they apply: crop, flip, the
-/// conversion, cutout. Ops not given do nothing. Made by `augment<Field>(image, ops...)`.
+/// conversion, cutout, each in the image's coordinates, with the batch's rows in the output
+/// layout. Ops not given do nothing. Made by `augment<Field>(image, ops...)`.
 struct Augmentation {
   ImageLayout image{};   ///< The field's rows.
   RandomCrop crop{};     ///< `pad == 0`: none.
   RandomFlip flip{0.0};  ///< `p == 0`: none.
   Cutout cutout{};       ///< `size == 0`: none.
+  /// The order the batches hold the images in, where `relayout` is set (an `OutputLayout` op).
+  OutputLayout output{};
+  bool relayout = false;  ///< Whether `output` applies; else the batches keep `image`'s order.
+
+  /// @brief The layout of the images in a batch: `image` in the output order.
+  [[nodiscard]] RESIDENT_HOST_DEVICE constexpr ImageLayout output_image() const noexcept {
+    return relayout ? ImageLayout{output.order, image.channels, image.height, image.width} : image;
+  }
+  /// @brief Whether the batches hold the images in another order than the rows do.
+  [[nodiscard]] RESIDENT_HOST_DEVICE constexpr bool reorders() const noexcept {
+    return relayout && output.order != image.order && image.channels != 1;
+  }
 
   /// @brief Checks the ops against the image and the image against a row of `row_elements`
   /// elements; an epoch calls it when it is made.
@@ -119,6 +142,8 @@ template <>
 struct augment_op_rank<RandomFlip> : std::integral_constant<int, 1> {};
 template <>
 struct augment_op_rank<Cutout> : std::integral_constant<int, 2> {};
+template <>
+struct augment_op_rank<OutputLayout> : std::integral_constant<int, 3> {};
 
 template <int... Rank>
 constexpr bool strictly_increasing() noexcept {
@@ -137,21 +162,27 @@ constexpr void set_op(Augmentation& augmentation, const RandomFlip& flip) noexce
 constexpr void set_op(Augmentation& augmentation, const Cutout& cutout) noexcept {
   augmentation.cutout = cutout;
 }
+constexpr void set_op(Augmentation& augmentation, const OutputLayout& output) noexcept {
+  augmentation.output = output;
+  augmentation.relayout = true;
+}
 
 }  // namespace detail
 
 /// @brief `ds.epoch(options, convert<0>(normalize), augment<0>(image, RandomCrop{4},
 /// RandomFlip{}))`: field `Field`'s images, of layout `image`, cropped, flipped and cut out as
 /// they are gathered. Give each op at most once, in the order they apply: `RandomCrop`,
-/// `RandomFlip`, `Cutout` (a conversion runs between the flip and the cutout).
+/// `RandomFlip`, `Cutout` (a conversion runs between the flip and the cutout), then
+/// `OutputLayout` (`augment<0>(ImageLayout::hwc(32, 32, 3), OutputLayout{})` serves HWC images
+/// as CHW batches, with or without the other ops).
 template <std::size_t Field, class... Ops>
 constexpr FieldAugmentation<Field> augment(const ImageLayout& image, const Ops&... ops) noexcept {
   static_assert(((detail::augment_op_rank<Ops>::value >= 0) && ...),
-                "augment takes RandomCrop, RandomFlip and Cutout ops");
+                "augment takes RandomCrop, RandomFlip, Cutout and OutputLayout ops");
   static_assert(detail::strictly_increasing<detail::augment_op_rank<Ops>::value...>(),
                 "augment: give each op at most once, in the order they apply: RandomCrop, "
-                "RandomFlip, Cutout");
-  FieldAugmentation<Field> result{Augmentation{image, {}, RandomFlip{0.0}, {}}};
+                "RandomFlip, Cutout, OutputLayout");
+  FieldAugmentation<Field> result{Augmentation{image, {}, RandomFlip{0.0}, {}, {}, false}};
   (detail::set_op(result.augmentation, ops), ...);
   return result;
 }

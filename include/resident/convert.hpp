@@ -3,15 +3,18 @@
 #pragma once
 
 /// @file
-/// @brief Conversions applied while an epoch gathers a batch: compact storage on the device
-/// (`uint8_t` pixels, `half`, `bfloat16`), `float` batches for the model.
+/// @brief Conversions applied while an epoch gathers a batch, one per field: compact storage on
+/// the device (`uint8_t` pixels, `half`, `bfloat16`), `float` batches for the model
+/// (`Normalize`), and the widening casts (`Cast<T>`) labels and tokens need.
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "resident/config.hpp"
@@ -51,6 +54,35 @@ RESIDENT_HOST_DEVICE inline float normalized(float x, float scale, float offset)
   return static_cast<float>(product + static_cast<double>(offset));
 }
 
+/// @brief Floats `Normalize::mean_std` reads: a braced list, or any contiguous range of `float`
+/// (`std::vector<float>`, `std::array<float, N>`, a span), read while the call runs.
+class FloatSpan {
+ public:
+  /// A braced list: `{0.4914f, 0.4822f, 0.4465f}`. Its array lives to the end of the call that
+  /// the list is an argument of, as long as this span is read.
+  // cppcheck-suppress noExplicitConstructor ; a braced list must convert
+  FloatSpan(std::initializer_list<float> values) noexcept  // NOLINT(google-explicit-constructor)
+      : size_(values.size()) {
+    data_ = values.begin();
+  }
+  /// Any range with `data()` of `const float*` and `size()`.
+  template <
+      class Range,
+      class = std::enable_if_t<
+          std::is_convertible_v<decltype(std::data(std::declval<const Range&>())), const float*> &&
+          !std::is_same_v<std::decay_t<Range>, FloatSpan>>>
+  // cppcheck-suppress noExplicitConstructor ; a std::vector or std::array must convert
+  FloatSpan(const Range& values) noexcept  // NOLINT(google-explicit-constructor)
+      : data_(std::data(values)), size_(std::size(values)) {}
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] float operator[](std::size_t i) const noexcept { return data_[i]; }
+
+ private:
+  const float* data_ = nullptr;
+  std::size_t size_;
+};
+
 }  // namespace detail
 
 /// @brief `out = float(in) * scale[c] + offset[c]`, where `c` is the element's channel: one
@@ -74,7 +106,9 @@ class Normalize {
 
   /// @brief Per-channel `(in * input_scale - mean[c]) / std[c]`, as torchvision's Normalize
   /// after ToTensor does with `input_scale = 1/255`.
-  /// @param mean each channel's mean, in units of `in * input_scale`; 1 to `max_channels`
+  /// @param mean each channel's mean, in units of `in * input_scale`; 1 to `max_channels` (a
+  /// braced list, or any contiguous range of `float`: `std::vector`, `std::array`, a span, or
+  /// what `channel_statistics` returns)
   /// @param std each channel's standard deviation, in the same units; as many as `mean`, none 0
   /// @param channel_stride elements of one channel's run in a row: `H * W` for CHW rows,
   /// 1 for HWC rows (channel = element % channels)
@@ -82,7 +116,7 @@ class Normalize {
   /// @throws InvalidArgument for mismatched or too many channels, a zero std or stride, a
   /// channel span (`channels * channel_stride`) that overflows `size_t`, or a mean, std or
   /// input scale that is not finite (or whose quotient is not).
-  static Normalize mean_std(std::initializer_list<float> mean, std::initializer_list<float> std,
+  static Normalize mean_std(detail::FloatSpan mean, detail::FloatSpan std,
                             std::size_t channel_stride, float input_scale = 1.0f) {
     RESIDENT_EXPECTS(mean.size() == std.size() && mean.size() >= 1 && mean.size() <= max_channels,
                      "Normalize::mean_std needs as many stds as means, 1 to " +
@@ -106,8 +140,8 @@ class Normalize {
     normalize.channels_ = mean.size();
     normalize.channel_stride_ = channel_stride;
     for (std::size_t c = 0; c < mean.size(); ++c) {
-      const float deviation = std.begin()[c];
-      const float average = mean.begin()[c];
+      const float deviation = std[c];
+      const float average = mean[c];
       const std::string channel = "Normalize::mean_std: channel " + std::to_string(c) + "'s ";
       RESIDENT_EXPECTS(std::isfinite(average) && std::isfinite(deviation),
                        channel + "mean " + std::to_string(average) + " and std " +
@@ -131,8 +165,8 @@ class Normalize {
   /// (the channel stride and the count of channels from the layout).
   /// @throws InvalidArgument as the other `mean_std`, and when `image` has another count of
   /// channels than `mean`.
-  static Normalize mean_std(std::initializer_list<float> mean, std::initializer_list<float> std,
-                            const ImageLayout& image, float input_scale = 1.0f) {
+  static Normalize mean_std(detail::FloatSpan mean, detail::FloatSpan std, const ImageLayout& image,
+                            float input_scale = 1.0f) {
     RESIDENT_EXPECTS(image.channels == mean.size(),
                      "Normalize::mean_std got " + std::to_string(mean.size()) +
                          " means for images of " + std::to_string(image.channels) + " channels (" +
@@ -218,8 +252,68 @@ class Normalize {
   std::size_t channel_stride_ = 1;
 };
 
-/// @brief Field `Field` of every gathered batch is converted by `Op` (e.g. `Normalize`); the
-/// other fields keep their stored types. Made by `convert<Field>(op)`.
+namespace detail {
+
+/// Whether `T` is `half` or `bfloat16`: floating types without C++'s conversions.
+template <class T>
+inline constexpr bool is_cuda_half =
+#if RESIDENT_HAS_CUDA
+    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+#else
+    false;
+#endif
+
+/// Whether every value of `From` is a value of `To`: the casts `Cast` makes.
+template <class From, class To>
+constexpr bool widens() noexcept {
+  using from = std::numeric_limits<From>;
+  using to = std::numeric_limits<To>;
+  if constexpr (std::is_same_v<From, To>) {
+    return true;
+  } else if constexpr (is_cuda_half<From>) {
+    return std::is_floating_point_v<To>;  // 11 or 8 significant bits, exponents within float's
+  } else if constexpr (!std::is_arithmetic_v<From> || !std::is_arithmetic_v<To> ||
+                       std::is_same_v<To, bool>) {
+    return false;
+  } else if constexpr (std::is_integral_v<From> && std::is_integral_v<To>) {
+    return from::is_signed == to::is_signed ? to::digits >= from::digits
+                                            : to::is_signed && to::digits >= from::digits;
+  } else if constexpr (std::is_integral_v<From>) {
+    return to::digits >= from::digits;  // to a floating type: every integer exact
+  } else {
+    return std::is_floating_point_v<To> && to::digits >= from::digits &&
+           to::max_exponent >= from::max_exponent && to::min_exponent <= from::min_exponent;
+  }
+}
+
+}  // namespace detail
+
+/// @brief `out = T(in)`, for element types whose every value `T` holds: labels stored as
+/// `uint8_t` or `int32_t` served as the `int64_t` that `cross_entropy` takes, `uint16_t` tokens
+/// as `int32_t` for a libtorch without `uint16`, `half` as `float`. A cast that could change a
+/// value (narrowing, signed to unsigned, float to integer) does not compile.
+template <class T>
+struct Cast {
+  using output_type = T;  ///< What the converted batch holds.
+
+  /// @brief Whether `Cast<T>` converts elements stored as `In` (every value of `In` is a `T`).
+  template <class In>
+  static constexpr bool accepts = detail::widens<In, T>();
+
+  /// @brief Element `value`, as a `T` (its place in the row does not matter).
+  template <class In>
+  [[nodiscard]] RESIDENT_HOST_DEVICE T operator()(In value,
+                                                  std::size_t /*element*/) const noexcept {
+    if constexpr (detail::is_cuda_half<In>)
+      return static_cast<T>(detail::to_float(value));
+    else
+      return static_cast<T>(value);
+  }
+};
+
+/// @brief Field `Field` of every gathered batch is converted by `Op` (e.g. `Normalize`,
+/// `Cast<std::int64_t>`); the other fields keep their stored types, unless the epoch names a
+/// conversion of theirs too (one per field). Made by `convert<Field>(op)`.
 template <std::size_t Field, class Op>
 struct FieldConversion {
   static constexpr std::size_t field = Field;  ///< The converted field.
@@ -229,7 +323,16 @@ struct FieldConversion {
 /// @brief No conversion: batches hold the stored types.
 struct NoConversion {};
 
-/// @brief `ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, 0}))`.
+/// @brief Several fields converted, each by its own op: what an epoch that names a
+/// `convert<F>(op)` for more than one field holds (`Conversions` are `FieldConversion`s of
+/// distinct fields, in the order given).
+template <class... Conversions>
+struct FieldConversions {
+  std::tuple<Conversions...> conversions;  ///< One per converted field.
+};
+
+/// @brief `ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, 0}))`; one per
+/// field, e.g. `convert<0>(Normalize{...}), convert<1>(Cast<std::int64_t>{})`.
 template <std::size_t Field, class Op>
 constexpr FieldConversion<Field, Op> convert(Op op) noexcept {
   return {op};

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -18,6 +19,7 @@
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/dataset/batch_iterator.hpp"
+#include "resident/detail/format_bytes.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/epoch.hpp"
 #include "resident/plan.hpp"
@@ -62,23 +64,52 @@ inline Plan fallback_plan(Plan replanned, const CapacityError& refused) {
 }
 
 /// @brief `make_dataset`'s decision, for tensors and files alike: `preload()` when `verdict`
-/// fits, else (or when that allocation is refused) `stream()`, recording the plan that was
-/// carried out; `replan()` gives the figures after a refused allocation.
+/// fits, else (or when that allocation is refused) `stream(options)`, recording the plan that
+/// was carried out; `replan(options)` gives the figures after a refused allocation.
+///
+/// A refused preload after a passing plan means the space's allocator refused past its
+/// capacity (a memory resource's limit, which its figures do not show): a stream sized from the
+/// same figures would be refused too. With automatic chunks on a single rank, its chunks are
+/// then halved until the slots are allocated, or one batch a chunk is refused too.
 template <class Result, class Preload, class Stream, class Replan>
 Result preload_or_stream(const DatasetOptions& options, Plan verdict, Preload&& preload,
                          Stream&& stream, Replan&& replan) {
+  // Nothing fits: refused now, as the plan says, with the smallest budget that would stream.
+  if (verdict.recommendation == Recommendation::refuse && verdict.stream_refusal.empty())
+    throw CapacityError(verdict.space_name, verdict.needed_bytes, verdict.free_bytes,
+                        verdict.total_bytes, verdict.reserve_bytes,
+                        nothing_fits_advice(verdict, chunk_slots_advice(options)));
   // Fits, unless the plan found that only a stream leaves room for the gather ring.
-  if (verdict.fits && verdict.recommendation != Recommendation::stream) {
-    try {
-      return Result(preload(), verdict);
-    } catch (const CapacityError& refused) {
-      refuse_replicated_stream(options, refused);
-      verdict = fallback_plan(replan(), refused);
-    }
-  } else {
+  if (!verdict.fits || verdict.recommendation == Recommendation::stream) {
     refuse_replicated_stream(options, verdict.refusal());
+    return Result(stream(options), std::move(verdict));
   }
-  return Result(stream(), std::move(verdict));
+  std::optional<CapacityError> refused;
+  try {
+    return Result(preload(), verdict);
+  } catch (const CapacityError& error) {
+    refuse_replicated_stream(options, error);
+    refused = error;
+  }
+  DatasetOptions streamed = options;
+  const bool shrinks = options.streaming.chunk_batches == 0 && options.shard.world_size == 1;
+  for (;;) {
+    verdict = fallback_plan(replan(streamed), *refused);
+    try {
+      return Result(stream(streamed), std::move(verdict));
+    } catch (const CapacityError& slots) {
+      if (!shrinks || verdict.stream_chunk_batches <= 1)
+        throw CapacityError(
+            slots.space_name(), slots.needed_bytes(), slots.free_bytes(), slots.total_bytes(),
+            slots.reserve_bytes(),
+            "the preload allocation of " + detail::format_bytes(refused->needed_bytes()) +
+                " was refused too, though the space reported room for both: its allocator (a "
+                "memory resource) limits what it gives; raise that limit, free memory in it, "
+                "or pass a budget that says it (CudaSpace::with_budget)",
+            shrinks ? "a stream's chunk slots of one batch each" : "a stream's chunk slots");
+      streamed.streaming.chunk_batches = verdict.stream_chunk_batches / 2;
+    }
+  }
 }
 
 }  // namespace detail
@@ -127,6 +158,20 @@ class DatasetEpoch {
   [[nodiscard]] batch_type batch(std::size_t k) {
     return std::visit([k](auto& epoch) -> batch_type { return epoch.batch(k); }, epoch_);
   }
+  /// @brief Batch `k` ordered on `consumer` (see `Epoch::batch(k, stream)`).
+  [[nodiscard]] batch_type batch(std::size_t k, stream_type consumer) {
+    return std::visit([&](auto& epoch) -> batch_type { return epoch.batch(k, consumer); }, epoch_);
+  }
+  /// @brief Binds the epoch to `consumer` (see `Epoch::on`).
+  DatasetEpoch& on(stream_type consumer) & {
+    std::visit([&](auto& epoch) { epoch.on(consumer); }, epoch_);
+    return *this;
+  }
+  /// @brief `on(consumer)` of a temporary epoch: the bound epoch, moved out of it.
+  [[nodiscard]] DatasetEpoch on(stream_type consumer) && {
+    std::visit([&](auto& epoch) { epoch.on(consumer); }, epoch_);
+    return std::move(*this);
+  }
   /// @brief Whether batches are gathered into the ring (else they are zero-copy views).
   [[nodiscard]] bool gathers() const noexcept {
     return detail::visit_held(epoch_, [](const auto& epoch) { return epoch.gathers(); });
@@ -155,9 +200,14 @@ class DatasetEpoch {
   /// @throws Error as `size()` does.
   [[nodiscard]] iterator end() { return iterator(this, size(), self_.lease()); }
 
-  /// @brief The preloaded dataset's epoch this one is, or null when the dataset streams (for
-  /// what needs the preloaded memory, as `to_tensors` does).
+  /// @cond impl
+  // The epoch this one holds, for what needs its type (`to_tensors`): the preloaded dataset's,
+  // or the stream's; null for the other.
   [[nodiscard]] Preloaded* impl_preloaded() noexcept { return std::get_if<0>(&epoch_); }
+  [[nodiscard]] Streamed* impl_streamed() noexcept { return std::get_if<1>(&epoch_); }
+  // A lease of this epoch object, as `Epoch::impl_lease` gives of its own.
+  [[nodiscard]] detail::DataLease impl_lease() { return self_.lease(); }
+  /// @endcond
 
  private:
   std::variant<Preloaded, Streamed> epoch_;
@@ -314,8 +364,10 @@ Dataset<Space, std::remove_const_t<Ts>...> make_dataset(Space space, const Datas
   return detail::preload_or_stream<Result>(
       options, plan(space, options, fields...),
       [&] { return typename Result::preloaded_type(space, options, fields...); },
-      [&] { return typename Result::streaming_type(std::move(space), options, fields...); },
-      [&] { return plan(space, options, fields...); });
+      [&](const DatasetOptions& streamed) {
+        return typename Result::streaming_type(space, streamed, fields...);
+      },
+      [&](const DatasetOptions& streamed) { return plan(space, streamed, fields...); });
 }
 
 }  // namespace resident

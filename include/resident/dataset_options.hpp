@@ -38,13 +38,16 @@ constexpr const char* remainder_name(Remainder remainder) noexcept {
 enum class StreamOrder {
   /// `whole_epoch` when every field's rows are in host memory (host tensors, deflated `.npz`
   /// members, which are inflated there) or the files' rows fit in half the host's available
-  /// memory (they are read there once); else `window`. `StreamingDataset::order()` says which was
+  /// memory (the page cache then holds them for every epoch); else `window`.
+  /// `StreamingDataset::order()` says which was
   /// chosen, and `plan()` prints it.
   automatic,
   /// Every epoch serves the batches a `DeviceDataset` of the same data serves, bit for bit,
   /// under every shuffle, remainder policy and sharding: the producer gathers each chunk's rows
-  /// in the epoch's order. Rows in files are read once into host memory the dataset owns
-  /// (`StreamingDataset::host_bytes()`); refused when they do not fit there.
+  /// in the epoch's order. Rows in files are read in place from the files' mappings (the page
+  /// cache's pages: `StreamingDataset::mapped_bytes()`), read ahead in the background
+  /// (`StreamOptions::read_ahead`); deflated `.npz` members are inflated once into host memory
+  /// the dataset owns (`StreamingDataset::host_bytes()`), refused where they do not fit there.
   whole_epoch,
   /// Chunks of consecutive rows read straight from their source, a chunk at a time, so that
   /// files larger than the host's memory stream: `Shuffle::batches` permutes chunks and the
@@ -92,7 +95,8 @@ struct StreamOptions {
   /// `StreamOrder`.
   StreamOrder order = StreamOrder::automatic;
   /// @brief Whole-epoch order only: when the dataset is made, ask the kernel to move the rows
-  /// this rank reads in host memory, the caller's included, onto 2 MiB pages (Linux 6.1 and
+  /// this rank reads in host memory (not in files' mappings), the caller's included, onto 2 MiB
+  /// pages (Linux 6.1 and
   /// later: `madvise(MADV_COLLAPSE)`), as a preloaded dataset's own copy is. Every epoch reads
   /// the rows in its own random order, and on 4 KiB pages each row costs a TLB miss. Only the
   /// pages change: not the contents, not the mapping's flags (a caller's `MADV_NOHUGEPAGE` or
@@ -101,8 +105,18 @@ struct StreamOptions {
   /// because it brings `Shuffle::samples` epochs over rows in a `std::vector` close to a
   /// preloaded dataset's speed for a small cost when the dataset is made (bench_epoch,
   /// benchmarks/results/2026-12-05-host-2core-cpu-large-pages/). `false` leaves the pages as
-  /// they are.
+  /// they are. A file's mapping keeps the page cache's pages: collapsing them needs large pages
+  /// for files in the kernel and reads the whole range first, which would hold the first batch
+  /// back until the whole file is read.
   bool large_pages = true;
+  /// @brief Whole-epoch order over files only: a background thread reads the rows this rank
+  /// streams ahead, in file order, from when the dataset is made, into the page cache (not
+  /// into the process's memory). A cold file then comes in at the disk's sequential speed
+  /// rather than by a random page fault per row, and a batch whose rows are not read yet reads
+  /// them itself. Pages already cached are skipped; the thread stops when the dataset goes.
+  /// `false` leaves every read to the batches (a file system whose sequential reads gain
+  /// nothing, or a rank that reads few of its rows).
+  bool read_ahead = true;
 };
 
 /// @brief Options of a dataset upload; the same options drive `plan()`.
@@ -158,6 +172,8 @@ struct DatasetOptions {
   /// conversion is wider than this grows the ring when it is made, if memory allows.
   std::size_t ring_element_bytes = 0;
   /// @brief Called once per upload block with the upload's progress; return `false` to cancel.
+  /// A stream's deflated members call it after each step of their background inflating, on an
+  /// inflating thread, one call at a time: it must not destroy or move from the dataset.
   ProgressCallback on_progress{};
   /// @brief This process's rank in a data-parallel job (e.g. `shard_from_env()`); the default
   /// is the single rank. Every rank of the job gets the same number of batches per epoch, of

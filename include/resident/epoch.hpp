@@ -25,6 +25,7 @@
 #include "resident/dataset_options.hpp"
 #include "resident/detail/compact.hpp"
 #include "resident/detail/dataset/batch_iterator.hpp"
+#include "resident/detail/dataset/consumer_hold.hpp"
 #include "resident/detail/dataset/data_token.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/epoch_resume.hpp"
@@ -70,8 +71,9 @@ namespace resident {
 /// On `CudaSpace` the batches are ordered on `ds.stream()`: kernels on that stream see the
 /// data; a batch read on another stream needs `wait(k, stream)` before the reads and
 /// `release(k, stream)` after them (no-ops on `HostSpace`, so the same code runs on every
-/// space). An epoch refers to the dataset object it was made from: once that object is moved
-/// from, assigned, swapped or destroyed, every use of the epoch (`size()`, `begin()`, `batch()`,
+/// space), or an epoch bound to that stream (`on(stream)`, `batch(k, stream)`), which does both. An
+/// epoch refers to the dataset object it was made from: once that object is moved from, assigned,
+/// swapped or destroyed, every use of the epoch (`size()`, `begin()`, `batch()`,
 /// ...) throws `resident::Error` saying so; make a new epoch from the dataset that holds the
 /// data then. An epoch of a moved-from dataset allocates nothing and throws likewise.
 /// Where the training loop stands is `state()` (after the batches it took); the dataset's
@@ -81,7 +83,10 @@ namespace resident {
 /// whose gathers run as kernels, a unit compiled by nvcc that makes an epoch of the type compiles
 /// its kernels for the whole program (see docs/design.md, "nvcc and g++ in one program").
 template <class Owner, class Conversion = NoConversion, class Augment = NoAugmentation>
-class Epoch {
+class Epoch : detail::ConsumerHold<Epoch<Owner, Conversion, Augment>,
+                                   typename Owner::space_type::stream_type> {
+  using Hold = detail::ConsumerHold<Epoch, typename Owner::space_type::stream_type>;
+  friend Hold;
   using Space = typename Owner::space_type;
   using Engine = typename space_traits<Space>::gather_engine;
   using Stored = typename Owner::batch_type;
@@ -165,7 +170,54 @@ class Epoch {
   /// class note); Error once the dataset was moved from, assigned, swapped or destroyed; a
   /// stream's load errors (FormatError for a changed file, CudaError for a failed copy).
   [[nodiscard]] batch_type batch(std::size_t k) {
+    if (this->bound_) return batch(k, *this->bound_);
+    return take(k);
+  }
+
+  /// @brief Batch `k`, ordered on `consumer`: work enqueued on `consumer` from now on sees it
+  /// (`wait(k, consumer)`). The batch handed out on a stream before is released behind the work
+  /// enqueued on that stream so far (`release`) when the next batch is asked for, on a stream or
+  /// not (`batch`, `batch_indices`), so that its memory is written again only once those reads
+  /// are done. Enqueue a batch's reads before taking the next; the last batch is released when
+  /// the epoch is destroyed or assigned. As cuCollections takes a
+  /// stream on each call; `on(stream)` makes it what `batch(k)` and the iterators do. On
+  /// `HostSpace` it is `batch(k)`.
+  /// @throws what `batch(k)` and `wait` throw; CudaError when the release cannot be recorded.
+  [[nodiscard]] batch_type batch(std::size_t k, stream_type consumer) {
+    batch_type taken = take(k);
+    wait(k, consumer);
+    this->held_ = typename Hold::Held{k, consumer};
+    return taken;
+  }
+
+  /// @brief Binds the epoch to `consumer`: `batch(k)` and the iterators then hand out
+  /// `batch(k, consumer)`, as in `for (auto [x, y] : ds.epoch(options).on(stream))`.
+  /// @return this epoch (an rvalue epoch is moved into the result).
+  Epoch& on(stream_type consumer) & {
+    this->bound_ = consumer;
+    return *this;
+  }
+  /// @brief `on(consumer)` of a temporary epoch: the bound epoch, moved out of it.
+  [[nodiscard]] Epoch on(stream_type consumer) && {
+    this->bound_ = consumer;
+    return std::move(*this);
+  }
+
+  Epoch(Epoch&&) noexcept = default;  ///< Takes the epoch; the epoch moved from is empty.
+  /// @brief Releases what it held, then takes the other's.
+  Epoch& operator=(Epoch&&) noexcept = default;
+  Epoch(const Epoch&) = delete;
+  Epoch& operator=(const Epoch&) = delete;
+  /// @brief Releases the batch handed out on a stream last (see `batch(k, stream)`).
+  ~Epoch() { release_held_quietly(); }
+
+ private:
+  // `batch(k)` with no stream to order it on. The batch handed out on a stream before is
+  // released first, whichever way the next is asked for: the reader may move on from its chunk,
+  // or the gather of this batch overwrite its slot.
+  [[nodiscard]] batch_type take(std::size_t k) {
     check_index(k);
+    release_held();
     handed_ = std::max(handed_, k + 1);
     if (ring_pending_) claim_ring(false);
     if constexpr (!always_gathers) {
@@ -174,6 +226,28 @@ class Epoch {
     return views(gather_into_slot(k, true), std::make_index_sequence<fields>{});
   }
 
+  // Releases the batch handed out on a stream last, where this epoch still holds it (a ring
+  // slot that a later batch took has had its order from that batch's own release).
+  void release_held() {
+    if (!this->held_) return;
+    const typename Hold::Held held = *this->held_;
+    this->held_.reset();
+    if (!lease_.valid() || held.batch >= size()) return;
+    [[maybe_unused]] const auto scope = space_traits<Space>::device_scope(dataset_->space());
+    if (ring_loan_ && !slot_batch_.empty() &&
+        slot_batch_[held.batch % slot_batch_.size()] == held.batch)
+      ring_loan_->fences().release(held.batch % slot_batch_.size(), held.stream);
+    if (is_view(held.batch)) dataset_->impl_release_view(pass_, first_ + held.batch, held.stream);
+  }
+  // `release_held` where nothing may throw: a failed device has nothing left to order.
+  void release_held_quietly() noexcept {
+    try {
+      release_held();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor reports nothing
+    }
+  }
+
+ public:
   /// @brief The row ids of batch `k`, in the dataset's space (`std::int64_t`, as PyTorch
   /// indexes), for kernels that gather by themselves; padding positions name the rows that
   /// pad them. Same lifetime as a gathered view.
@@ -181,6 +255,7 @@ class Epoch {
   /// write them (the kernels of a zero-copy epoch that no unit compiled by nvcc made).
   [[nodiscard]] index_view batch_indices(std::size_t k) {
     check_index(k);
+    release_held();  // as `batch(k)` does: the fill may overwrite its slot
     const std::size_t slot = gather_into_slot(k, !is_view(k));
     return index_view(reinterpret_cast<const std::int64_t*>(  // NOLINT: typed view of bytes
                           ring_loan_->data() + slot * ring_.slot_bytes + ring_.index_offset),
@@ -344,6 +419,7 @@ class Epoch {
     slot_batch_[slot] = no_batch;
     const auto gathered = dataset_->impl_gather(pass_, first_ + k);
     fill(slot, gathered, with_fields, std::make_index_sequence<fields>{});
+    if (with_fields) dataset_->impl_check_gathered(pass_);  // a file read in place is unchanged
     slices_[slot] = gathered.slice;
     slot_batch_[slot] = k;
     slot_has_fields_[slot] = with_fields;
@@ -412,7 +488,8 @@ class Epoch {
     const detail::BatchSlice& slice = slices_[slot];
     return batch_type(BatchView<const output_t<Field>>(
         reinterpret_cast<const output_t<Field>*>(base + ring_.offsets[Field]),  // NOLINT
-        slice.rows, dataset_->impl_row_shapes()[Field], slice.valid)...);
+        slice.rows, transforms_.template row_shape<Field>(dataset_->impl_row_shapes()[Field]),
+        slice.valid)...);
   }
 
   Owner* dataset_;

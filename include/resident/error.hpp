@@ -149,9 +149,16 @@ class FormatError : public Error {
 };
 
 /// @brief The upload was cancelled: the progress callback returned `false`. Everything the
-/// construction took has been released; the space is as it was.
+/// construction took has been released; the space is as it was. A stream whose deflated
+/// members inflate in the background throws it too, from a batch whose rows its callback
+/// stopped before they were inflated.
 class Cancelled : public Error {
  public:
+  /// @param bytes_done bytes done when the callback asked to stop
+  /// @param bytes_total bytes the work would have done
+  /// @param message the whole message: what was cancelled, and what to do
+  Cancelled(std::size_t bytes_done, std::size_t bytes_total, const std::string& message)
+      : Error(message), bytes_done_(bytes_done), bytes_total_(bytes_total) {}
   /// @param bytes_done bytes copied when the callback asked to stop
   /// @param bytes_total bytes the upload would have copied
   Cancelled(std::size_t bytes_done, std::size_t bytes_total)

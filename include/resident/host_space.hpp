@@ -6,12 +6,12 @@
 /// @brief `HostSpace`: datasets in host memory, for CPU training and for every test on a
 /// machine without a GPU; optionally bounded by a byte budget so that refusals can be forced.
 
-#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
 
+#include "resident/detail/byte_budget.hpp"
 #include "resident/detail/host_memory.hpp"
 #include "resident/error.hpp"
 #include "resident/space_traits.hpp"
@@ -23,37 +23,6 @@ namespace resident {
 struct HostStream {};
 
 namespace detail {
-
-/// The byte budget shared by every copy of a `with_budget` space.
-class HostBudget {
- public:
-  explicit HostBudget(std::size_t limit) noexcept : limit_(limit) {}
-
-  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
-  [[nodiscard]] std::size_t used() const noexcept { return used_.load(std::memory_order_acquire); }
-
-  /// Takes `bytes` from the budget atomically; false (and nothing taken) when it would not fit,
-  /// so concurrent datasets can never overdraw it. On refusal `used_seen` is the usage that
-  /// refused it: the figure a `CapacityError` must report, since re-reading the usage
-  /// afterwards may find memory another thread has released since.
-  [[nodiscard]] bool try_take(std::size_t bytes, std::size_t& used_seen) noexcept {
-    std::size_t in_use = used_.load(std::memory_order_relaxed);
-    do {
-      if (bytes > limit_ - in_use) {
-        used_seen = in_use;
-        return false;
-      }
-    } while (!used_.compare_exchange_weak(in_use, in_use + bytes, std::memory_order_acq_rel,
-                                          std::memory_order_relaxed));
-    return true;
-  }
-
-  void give_back(std::size_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_acq_rel); }
-
- private:
-  std::size_t limit_;
-  std::atomic<std::size_t> used_{0};
-};
 
 /// @brief What the spaces of host memory share (`HostSpace`, `CudaHostPinnedSpace`): copies
 /// by `memcpy`, complete when they return, whatever stream (of type `Stream`) they are given;
@@ -67,7 +36,7 @@ class HostMemorySpace {
   /// @brief A space whose capacity is `bytes`, shared by every dataset allocated in it.
   [[nodiscard]] static Space with_budget(std::size_t bytes) {
     Space space;
-    static_cast<HostMemorySpace&>(space).budget_ = std::make_shared<HostBudget>(bytes);
+    static_cast<HostMemorySpace&>(space).budget_ = std::make_shared<ByteBudget>(bytes);
     return space;
   }
 
@@ -99,9 +68,11 @@ class HostMemorySpace {
   [[nodiscard]] std::size_t used_bytes() const noexcept { return budget_ ? budget_->used() : 0; }
 
   /// @brief Budget left and budget, or the OS's available and total memory.
-  [[nodiscard]] Capacity capacity() const {
-    if (budget_) return {budget_->limit() - budget_->used(), budget_->limit()};
-    return host_capacity();
+  [[nodiscard]] Capacity capacity() const { return capacity_report().capacity; }
+  /// @brief `capacity()`, and where its figures came from (the budget, or the OS's figures).
+  [[nodiscard]] CapacityReport capacity_report() const {
+    if (budget_) return budget_capacity(*budget_);
+    return host_capacity_report();
   }
 
  protected:
@@ -134,7 +105,7 @@ class HostMemorySpace {
     if (budget_) budget_->give_back(bytes);
   }
 
-  std::shared_ptr<HostBudget> budget_;  // null: the whole host
+  std::shared_ptr<ByteBudget> budget_;  // null: the whole host
 };
 
 }  // namespace detail

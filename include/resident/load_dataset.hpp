@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -147,27 +148,16 @@ struct FieldRows {
 };
 
 /// @brief Refuses to stream deflated members unless they can be inflated once into host
-/// memory: not in window order (whose chunks would each inflate the stream from its start),
-/// nor when their rows (`inflated` bytes) are more than the host's `available` bytes.
+/// memory: their rows (`inflated` bytes) must fit in the host's `available` bytes.
 /// @throws FormatError at the first deflated member, saying what to do.
 template <std::size_t Fields>
 void refuse_deflated_unless_inflatable(const std::array<FieldRows, Fields>& fields,
-                                       StreamOrder order, std::size_t inflated,
-                                       std::size_t available) {
+                                       std::size_t inflated, std::size_t available) {
   const auto first = std::find_if(fields.begin(), fields.end(),
                                   [](const FieldRows& rows) { return rows.deflated.has_value(); });
   if (first == fields.end()) return;
   const std::string deflated =
       npz::detail::member_reason(first->member, "it is deflated (numpy.savez_compressed), ");
-  if (order == StreamOrder::window)
-    throw FormatError(first->file->path(), first->image_offset,
-                      deflated +
-                          "and StreamOptions::order is window, whose chunks are read in any order "
-                          "straight from the archive, which a deflate stream gives only by "
-                          "inflating from its start each time; leave StreamOptions::order "
-                          "automatic or set it to whole_epoch (deflated members are then inflated "
-                          "once into host memory), save the archive with numpy.savez (stored "
-                          "members stream from the file), or preload it with load_dataset");
   if (inflated > available) {
     const bool others = std::count_if(fields.begin(), fields.end(), [](const FieldRows& rows) {
                           return rows.deflated.has_value();
@@ -197,18 +187,43 @@ StreamOrder file_stream_order(StreamOrder order, const DatasetLayout<Fields>& la
   return bytes <= host_available_bytes() / 2 ? StreamOrder::whole_epoch : StreamOrder::window;
 }
 
+/// @brief Where a stream of `layout`'s rows from files reads them, by `order` (see
+/// `StreamRows`): deflated fields (`deflated[field]`) from host memory they are inflated into
+/// once; the others, in whole-epoch order, in place from the files' mappings (those whose
+/// data is aligned for its type: `mappable[field]`; the others read once into host memory),
+/// else from the files a chunk at a time. Counts the rows this rank streams
+/// (`streamed_source_rows`).
+template <std::size_t Fields>
+StreamRows file_stream_rows(StreamOrder order, const DatasetLayout<Fields>& layout,
+                            const std::array<bool, Fields>& deflated,
+                            const std::array<bool, Fields>& mappable) {
+  StreamRows rows{file_stream_order(order, layout), true, 0, 0};
+  const RowRange range = streamed_source_rows(layout.geometry, layout.source_rows);
+  for (std::size_t field = 0; field < Fields; ++field) {
+    const std::size_t bytes = range.rows * layout.row_bytes[field];
+    if (deflated[field] || (rows.order == StreamOrder::whole_epoch && !mappable[field]))
+      rows.owned_bytes += bytes;
+    else if (rows.order == StreamOrder::whole_epoch)
+      rows.mapped_bytes += bytes;
+  }
+  return rows;
+}
+
 /// @brief Where each field's rows stream from, by `order` (see `StreamOrder`), counting only
 /// the rows this rank streams (`streamed_source_rows`): deflated members are inflated once into
-/// host memory (never in window order, and only where they fit in the host's available memory);
-/// rows in files are read once into host memory in whole-epoch order (refused where they do not fit
-/// with the inflated rows) and in automatic order where they fit in half of what the inflated rows
-/// leave of the host's available memory (the other half is the training process's), else read from
-/// their files chunk by chunk.
+/// host memory, in the background (where they fit in the host's available memory; reads wait
+/// for their rows, and `on_progress` hears of each step);
+/// rows in files are read in place from the files' mappings in whole-epoch order, and in
+/// automatic order where they fit in half of what the inflated rows leave of the host's available
+/// memory (the page cache holds them; the other half is the training process's), else read from
+/// their files chunk by chunk. A mapping is read ahead in the background when `read_ahead`.
 /// @throws FormatError for deflated members that cannot be inflated, a read that fails or
-/// finds a file changed, corrupt deflate data; CapacityError when whole-epoch rows do not fit.
+/// finds a file changed; what `inflate_rows` throws.
 template <std::size_t Fields>
 std::array<RowSource, Fields> sources_of(const std::array<FieldRows, Fields>& fields,
-                                         const DatasetLayout<Fields>& layout, StreamOrder order) {
+                                         const DatasetLayout<Fields>& layout, StreamOrder order,
+                                         bool read_ahead,
+                                         const ProgressCallback& on_progress = {}) {
   const RowRange range = streamed_source_rows(layout.geometry, layout.source_rows);
   std::size_t inflated = 0;
   std::size_t in_files = 0;
@@ -218,20 +233,15 @@ std::array<RowSource, Fields> sources_of(const std::array<FieldRows, Fields>& fi
     any_deflated = any_deflated || fields[field].deflated.has_value();
     (fields[field].deflated ? inflated : in_files) += bytes;
   }
-  const bool asks_host = any_deflated || order != StreamOrder::window;
+  const bool asks_host = any_deflated || order == StreamOrder::automatic;
   const std::size_t available = asks_host ? host_available_bytes() : 0;
-  refuse_deflated_unless_inflatable(fields, order, inflated, available);
+  refuse_deflated_unless_inflatable(fields, inflated, available);
   const std::size_t left = asks_host ? available - inflated : 0;
-  if (order == StreamOrder::whole_epoch && in_files > left) {
-    const std::size_t total = std::max(host_capacity().total_bytes, available);
-    throw CapacityError("host", inflated + in_files, available, total, 0,
-                        "set StreamOptions::order to window to stream the files a chunk at a "
-                        "time (automatic chooses), or free host memory",
-                        "reading the streamed rows once into host memory (StreamOptions::order "
-                        "whole_epoch)");
-  }
-  const bool read_files = order == StreamOrder::whole_epoch ||
-                          (order == StreamOrder::automatic && in_files <= left / 2);
+  const bool map_files = order == StreamOrder::whole_epoch ||
+                         (order == StreamOrder::automatic && in_files <= left / 2);
+  // One report for every deflated member's inflating, as one upload reports its fields.
+  const auto progress =
+      any_deflated ? std::make_shared<FillProgress>(inflated, on_progress) : nullptr;
 
   std::array<RowSource, Fields> sources;
   for (std::size_t field = 0; field < Fields; ++field) {
@@ -239,19 +249,22 @@ std::array<RowSource, Fields> sources_of(const std::array<FieldRows, Fields>& fi
     const npy::Header& header = rows.header;
     const std::size_t row_bytes = layout.row_bytes[field];
     if (rows.deflated) {
-      sources[field] = inflate_rows_once(rows.file, *rows.deflated, header.data_offset,
-                                         header.shape[0], row_bytes, range);
-      // As an upload from the member checks them (`MemberUpload`).
-      if (header.dtype == npy::DType::b1)
-        npy::detail::check_bools(
-            sources[field].memory() + range.first * row_bytes, range.rows * row_bytes,
-            header.data_offset + range.first * row_bytes,
-            npz::detail::MemberFail{rows.file->path(), rows.member, rows.image_offset, true});
+      std::function<void(const std::byte*, std::size_t, std::size_t)> check;
+      if (header.dtype == npy::DType::b1)  // as an upload from the member checks them
+        check = [fail = npz::detail::MemberFail{rows.file->path(), rows.member, rows.image_offset,
+                                                true}](const std::byte* bytes, std::size_t count,
+                                                       std::size_t offset) {
+          npy::detail::check_bools(bytes, count, offset, fail);
+        };
+      sources[field] = inflate_rows(rows.file, *rows.deflated, header.data_offset, header.shape[0],
+                                    row_bytes, range, std::move(check), progress);
       continue;
     }
-    sources[field] = RowSource::file(rows.file, rows.image_offset + header.data_offset,
-                                     header.shape[0], row_bytes);
-    if (read_files) sources[field] = read_rows_once(sources[field], rows.what(), range);
+    const std::size_t data_offset = rows.image_offset + header.data_offset;
+    sources[field] = map_files
+                         ? map_rows(rows.file, data_offset, header.shape[0], row_bytes,
+                                    npy::dtype_size(header.dtype), range, read_ahead, rows.what())
+                         : RowSource::file(rows.file, data_offset, header.shape[0], row_bytes);
   }
   return sources;
 }
@@ -264,7 +277,9 @@ StreamingDataset<Space, Ts...> stream_rows(Space space, const DatasetOptions& op
   const auto layout =
       make_layout<sizeof...(Ts)>(options, {fields[Field].header.shape...}, {sizeof(Ts)...});
   return FromSources::make<StreamingDataset<Space, Ts...>>(
-      std::move(space), options, layout, sources_of(fields, layout, options.streaming.order),
+      std::move(space), options, layout,
+      sources_of(fields, layout, options.streaming.order, options.streaming.read_ahead,
+                 options.on_progress),
       std::array<Shape, sizeof...(Ts)>{fields[Field].header.shape.drop_front()...});
 }
 
@@ -289,18 +304,19 @@ StreamingDataset<Space, Ts...> stream_files(Space space, const DatasetOptions& o
 /// @brief Streams `.npy` files, one per field:
 /// `load_streaming_dataset<CudaSpace, std::uint8_t, std::int32_t>(space, options, "x.npy",
 /// "y.npy")`. By `StreamOptions::order`: `window` reads the files a chunk at a time, never
-/// more (so they may exceed the host's memory too); `whole_epoch` reads the rows this rank
-/// streams once, when the dataset is made, into host memory the dataset owns; `automatic` does
-/// that where they fit in half of the host's available memory, else streams windows. The files
-/// are checked (regular file, header, dtype, length, rows) before the space is touched and held
-/// open; each read checks that its file is still the one opened: a file removed or replaced
-/// (renamed over), truncated or extended, or modified (its modification time changed, even by a
-/// touch that kept its bytes) since is refused. Keep streamed files unchanged until the dataset
-/// is destroyed (rows read once are never read again).
+/// more (so they may exceed the host's memory too); `whole_epoch` reads the rows in place from
+/// the files' mappings, read ahead in the background (`StreamOptions::read_ahead`);
+/// `automatic` does that where they fit in half of the host's available memory, else streams
+/// windows. Making the dataset reads the headers only. The files are checked (regular file,
+/// header, dtype, length, rows) before the space is touched and held open; each read (and each
+/// batch gathered from a mapping) checks that its file is still the one opened: a file removed
+/// or replaced (renamed over), truncated or extended, or modified (its modification time
+/// changed, even by a touch that kept its bytes) since is refused, and what was read is never
+/// served. Keep streamed files unchanged until the dataset is destroyed.
 /// @throws FormatError for a path that is not a regular file (a FIFO, socket, device or
 /// directory: refused before anything blocks), a malformed, mistyped, big-endian or Fortran-order
 /// file, or one that changed while it was read; InvalidArgument when the files disagree on rows;
-/// CapacityError when `StreamOrder::whole_epoch` rows do not fit in host memory; whatever the
+/// whatever the
 /// constructor throws; and, from the batches, FormatError when a file changed while streaming.
 template <class Space, class... Ts, class... Paths>
 StreamingDataset<Space, Ts...> load_streaming_dataset(Space space, const DatasetOptions& options,
@@ -459,16 +475,19 @@ DeviceDataset<Space, Ts...> load_dataset(Space space, const DatasetOptions& opti
 
 /// @brief Streams members of an `.npz` archive, one per field, as `.npy` files are streamed:
 /// stored members (`numpy.savez`) with little-endian C-order data are read by offset from the
-/// archive (or read once into host memory: see `StreamOptions::order`), each read checking that
+/// archive (or in place from its mapping: see `StreamOptions::order`), each read checking that
 /// the archive is unchanged. A deflated member (`numpy.savez_compressed`) is inflated once,
-/// when the dataset is made, into host memory the dataset owns, and streamed from there (its
-/// size and CRC-32 checked as `load_dataset` checks them): a deflate stream reads only front to
-/// back, and the chunks of an epoch are read in any order. A rank of a partitioned job keeps
-/// only the rows it streams (the whole member is still inflated, to check it).
-/// @throws FormatError for a deflated member under `StreamOrder::window`, or whose inflated
-/// rows are more than the host's available memory (save with `numpy.savez`, or preload with
-/// `load_dataset`); for a big-endian or Fortran-order member, and what `load_dataset` refuses;
-/// CapacityError when `StreamOrder::whole_epoch` rows do not fit in host memory.
+/// in the background from when the dataset is made, into host memory the dataset owns, and
+/// streamed from there in either order (its size and CRC-32 checked as `load_dataset` checks
+/// them): a deflate stream reads only front to back, and the chunks of an epoch are read in any
+/// order. A batch waits for its own rows only; `DatasetOptions::on_progress` hears of each step
+/// of the inflating, on the inflating thread, and `false` stops it (a batch past the inflated
+/// rows then throws `Cancelled`). A rank of a partitioned job keeps only the rows it streams
+/// (the whole member is still inflated, to check it).
+/// @throws FormatError for a deflated member whose inflated rows are more than the host's
+/// available memory (save with `numpy.savez`, or preload with `load_dataset`); for a
+/// big-endian or Fortran-order member, and what `load_dataset` refuses; and, from the batches,
+/// what inflating finds (corrupt deflate data, a wrong size or CRC-32, an archive changed).
 template <class Space, class... Ts>
 StreamingDataset<Space, Ts...> load_streaming_dataset(
     Space space, const DatasetOptions& options, const npz::Archive& archive,
@@ -515,8 +534,11 @@ template <class Space, class... Ts, class... Paths,
   std::array<Shape, sizeof...(Ts)> shapes;
   for (std::size_t field = 0; field < sizeof...(Ts); ++field) shapes[field] = headers[field].shape;
   const auto layout = detail::make_layout<sizeof...(Ts)>(options, shapes, {sizeof(Ts)...});
-  return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
-                             detail::file_stream_order(options.streaming.order, layout));
+  std::array<bool, sizeof...(Ts)> mappable{};
+  mappable.fill(true);  // a .npy file's data starts at a multiple of 64 bytes
+  return detail::plan_layout(
+      space, options, layout, {detail::element_kind<Ts>()...},
+      detail::file_stream_rows(options.streaming.order, layout, {}, mappable));
 }
 
 /// @brief `make_dataset` for `.npy` files, one per field:
@@ -532,10 +554,15 @@ Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
                                    const Paths&... paths) {
   static_assert(sizeof...(Ts) >= 1, "name the field types: make_dataset<Space, float, int>(...)");
   static_assert(sizeof...(Paths) == sizeof...(Ts), "give one .npy path per field type");
-  const auto replan = [&] { return plan<Space, Ts...>(space, options, paths...); };
+  const auto replan = [&](const DatasetOptions& planned) {
+    return plan<Space, Ts...>(space, planned, paths...);
+  };
   return detail::preload_or_stream<Dataset<Space, Ts...>>(
-      options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
-      [&] { return load_streaming_dataset<Space, Ts...>(std::move(space), options, paths...); },
+      options, replan(options),
+      [&] { return load_dataset<Space, Ts...>(space, options, paths...); },
+      [&](const DatasetOptions& streamed) {
+        return load_streaming_dataset<Space, Ts...>(space, streamed, paths...);
+      },
       replan);
 }
 
@@ -549,10 +576,19 @@ template <class Space, class... Ts>
                         const npz::Archive& archive,
                         const detail::MemberKeys<sizeof...(Ts)>& keys) {
   static_assert(sizeof...(Ts) >= 1, "name the field types: plan<Space, float, int>(...)");
-  const auto layout =
-      detail::member_layout<Ts...>(options, detail::field_members<Ts...>(archive, keys));
-  return detail::plan_layout(space, options, layout, {detail::element_kind<Ts>()...},
-                             detail::file_stream_order(options.streaming.order, layout));
+  const auto members = detail::field_members<Ts...>(archive, keys);
+  const auto layout = detail::member_layout<Ts...>(options, members);
+  std::array<bool, sizeof...(Ts)> deflated{};
+  std::array<bool, sizeof...(Ts)> mappable{};
+  for (std::size_t field = 0; field < sizeof...(Ts); ++field) {
+    deflated[field] = members[field]->compressed;
+    mappable[field] =
+        detail::mappable_at(members[field]->offset + members[field]->header.data_offset,
+                            npy::dtype_size(members[field]->header.dtype));
+  }
+  return detail::plan_layout(
+      space, options, layout, {detail::element_kind<Ts>()...},
+      detail::file_stream_rows(options.streaming.order, layout, deflated, mappable));
 }
 
 /// @brief `plan()` for members of the archive at `archive` (default `ArchiveOptions`).
@@ -568,18 +604,21 @@ template <class Space, class... Ts>
 /// (`load_dataset`: stored members mapped, deflated ones inflated into the upload) or streams
 /// (`load_streaming_dataset`: deflated members inflated once into host memory).
 /// @throws FormatError for a malformed archive or a mistyped member, and when the data must be
-/// streamed but a deflated member cannot be inflated into host memory (window order, or too
-/// large); what the chosen loader throws; CapacityError when a rank
+/// streamed but a deflated member does not fit in host memory; what the chosen loader throws;
+/// CapacityError when a rank
 /// of a replicated job would stream.
 template <class Space, class... Ts>
 Dataset<Space, Ts...> make_dataset(Space space, const DatasetOptions& options,
                                    const npz::Archive& archive,
                                    const detail::MemberKeys<sizeof...(Ts)>& keys) {
-  const auto replan = [&] { return plan<Space, Ts...>(space, options, archive, keys); };
+  const auto replan = [&](const DatasetOptions& planned) {
+    return plan<Space, Ts...>(space, planned, archive, keys);
+  };
   return detail::preload_or_stream<Dataset<Space, Ts...>>(
-      options, replan(), [&] { return load_dataset<Space, Ts...>(space, options, archive, keys); },
-      [&] {
-        return load_streaming_dataset<Space, Ts...>(std::move(space), options, archive, keys);
+      options, replan(options),
+      [&] { return load_dataset<Space, Ts...>(space, options, archive, keys); },
+      [&](const DatasetOptions& streamed) {
+        return load_streaming_dataset<Space, Ts...>(space, streamed, archive, keys);
       },
       replan);
 }

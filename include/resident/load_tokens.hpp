@@ -25,6 +25,7 @@
 #include "resident/detail/dataset/token_layout.hpp"
 #include "resident/detail/host_memory.hpp"
 #include "resident/detail/io/file_io.hpp"
+#include "resident/detail/io/file_mapping.hpp"
 #include "resident/detail/io/host_staging.hpp"
 #include "resident/detail/stream/row_source.hpp"
 #include "resident/detail/upload/upload_plan.hpp"
@@ -260,15 +261,15 @@ inline std::size_t streamed_token_bytes(const DatasetOptions& options, const Tok
 
 /// @brief The plan of a token stream of `tokens` elements of `T`: preloaded, each token once
 /// (this rank's windows' tokens when partitioned); streamed, the windows' rows in chunk slots,
-/// in `order`.
+/// reading the tokens where `rows` says.
 /// @throws InvalidArgument as `TokenDataset`'s constructor does.
 template <class Space, class T>
 Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenOptions& window,
-                 std::size_t tokens, StreamOrder order) {
+                 std::size_t tokens, const StreamRows& rows) {
   const TokenWindows stream = make_token_windows(tokens, window);
   const DatasetLayout<2> preload = make_token_layout(options, stream, sizeof(T));
   Plan verdict = plan_layout(space, options, token_rows_layout(options, stream, sizeof(T)),
-                             {element_kind<T>(), element_kind<T>()}, order);
+                             {element_kind<T>(), element_kind<T>()}, rows);
   // The preload figures are the stream's (each token once, not each window's), and its ring's
   // where every epoch gathers, as the constructor counts them.
   const std::size_t dataset_bytes = token_dataset_bytes(options, stream, preload, sizeof(T));
@@ -276,6 +277,7 @@ Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenO
   verdict.needed_bytes = capacity.needed_bytes;
   verdict.free_bytes = capacity.free_bytes;
   verdict.total_bytes = capacity.total_bytes;
+  verdict.capacity_source = capacity.capacity_source;
   verdict.fits = capacity.fits;
   verdict.fits_with_ring =
       verdict.fits && (dataset_bytes != preload.total_bytes ||
@@ -303,14 +305,17 @@ Plan plan_tokens(const Space& space, const DatasetOptions& options, const TokenO
   return verdict;
 }
 
-/// The plan of token files: streamed in the order `token_file_order` gives.
+/// The plan of token files: streamed in the order `token_file_order` gives, in whole-epoch
+/// order from one file's mapping or several files read once.
 template <class Space, class T>
 Plan plan_token_files(const Space& space, const DatasetOptions& options, const TokenOptions& window,
                       const TokenFiles& files) {
   const TokenWindows stream = make_token_windows(files.tokens, window);
-  return plan_tokens<Space, T>(
-      space, options, window, files.tokens,
-      token_file_order(options.streaming.order, streamed_token_bytes(options, stream, sizeof(T))));
+  const std::size_t bytes = streamed_token_bytes(options, stream, sizeof(T));
+  StreamRows rows{token_file_order(options.streaming.order, bytes), true, 0, 0};
+  if (rows.order != StreamOrder::window)
+    (files.spans.size() == 1 ? rows.mapped_bytes : rows.owned_bytes) = bytes;
+  return plan_tokens<Space, T>(space, options, window, files.tokens, rows);
 }
 
 /// @brief Streams `files`' tokens as a `StreamingDataset` of the windows' inputs (field 0) and
@@ -331,10 +336,24 @@ StreamingDataset<Space, T, T> stream_token_files(Space space, const DatasetOptio
       RowSource::files(files.spans, 0, stream.windows, row_bytes),
       RowSource::files(files.spans, sizeof(T), stream.windows, row_bytes)};
   const std::size_t bytes = streamed_token_bytes(options, stream, sizeof(T));
-  if (token_file_order(options.streaming.order, bytes) != StreamOrder::window) {
-    // Read once: the rank's windows' tokens, which both fields read, at their places in memory
-    // for the whole stream (pages never written take none).
-    const RowRange range = streamed_source_rows(layout.geometry, stream.windows);
+  const RowRange range = streamed_source_rows(layout.geometry, stream.windows);
+  const bool whole_epoch = token_file_order(options.streaming.order, bytes) != StreamOrder::window;
+  if (whole_epoch && files.spans.size() == 1) {
+    // One file: read in place from its mapping, which both fields read (targets one token on).
+    const FileSpan& span = files.spans.front();
+    std::shared_ptr<const FileMapping> mapping = FileMapping::map(
+        span.file, span.offset, span.bytes, range.first * stream.stride * sizeof(T),
+        options.streaming.read_ahead ? bytes : 0);
+    if (mapping) {
+      const RowSource targets = RowSource::mapped(mapping, sizeof(T), stream.windows, row_bytes, 0);
+      sources = {RowSource::mapped(std::move(mapping), 0, stream.windows, row_bytes, bytes),
+                 targets};
+    }
+  }
+  if (whole_epoch && sources[0].memory() == nullptr) {
+    // Several files (or one that cannot be mapped): read once, the rank's windows' tokens,
+    // which both fields read, at their places in memory for the whole stream (pages never
+    // written take none).
     const RowSource all = RowSource::files(files.spans, 0, files.tokens, sizeof(T)).read_once();
     std::shared_ptr<std::byte> memory =
         row_memory_for(files.tokens * sizeof(T), "the token files' " + format_bytes(bytes));
@@ -374,7 +393,7 @@ template <class Space, class T>
                        tokens.shape().to_string() + "; pass the tokens as one axis (Shape{count})");
   return detail::plan_tokens<Space, std::remove_const_t<T>>(
       space, options, window, tokens.shape()[0],
-      detail::memory_stream_order(options.streaming.order));
+      detail::StreamRows{detail::memory_stream_order(options.streaming.order)});
 }
 
 /// @brief `plan()` for token files (see `load_token_file`), from their headers alone: what
@@ -408,14 +427,14 @@ TokenCorpus<Space, T> load_token_file(Space space, const DatasetOptions& options
                                       const TokenOptions& window,
                                       const std::vector<std::string>& paths) {
   const detail::TokenFiles files = detail::open_token_files<T>(paths);
-  const auto replan = [&] {
-    return detail::plan_token_files<Space, T>(space, options, window, files);
+  const auto replan = [&](const DatasetOptions& planned) {
+    return detail::plan_token_files<Space, T>(space, planned, window, files);
   };
   return detail::preload_or_stream<TokenCorpus<Space, T>>(
-      options, replan(),
+      options, replan(options),
       [&] { return detail::preload_token_files<Space, T>(space, options, window, files); },
-      [&] {
-        return detail::stream_token_files<Space, T>(std::move(space), options, window, files);
+      [&](const DatasetOptions& streamed) {
+        return detail::stream_token_files<Space, T>(space, streamed, window, files);
       },
       replan);
 }

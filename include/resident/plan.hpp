@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <iosfwd>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -37,11 +38,16 @@ enum class Recommendation {
   /// Nothing above fits, or the data fits but its gather ring does not beside it while a
   /// stream's chunk slots and gather ring do: a `StreamingDataset` (see `stream_fits`).
   stream,
+  /// Nothing fits: not the data, compact or partitioned across the ranks given, and not a
+  /// stream's chunk slots and gather ring either (or the `StreamOptions` are invalid).
+  /// `make_dataset` refuses with the same reason; `Plan::stream_min_bytes` is the smallest
+  /// free memory (a budget) in which a stream of these options would run.
+  refuse,
 };
 
-/// @brief "preload", "preload_compact", "partition" or "stream".
+/// @brief "preload", "preload_compact", "partition", "stream" or "refuse".
 constexpr const char* recommendation_name(Recommendation recommendation) noexcept {
-  constexpr const char* names[] = {"preload", "preload_compact", "partition", "stream"};
+  constexpr const char* names[] = {"preload", "preload_compact", "partition", "stream", "refuse"};
   const auto index = static_cast<std::size_t>(recommendation);
   return index < std::size(names) ? names[index] : "unknown";
 }
@@ -57,9 +63,13 @@ struct Plan {
   std::size_t free_bytes = 0;     ///< Bytes the space reported free.
   std::size_t total_bytes = 0;    ///< Bytes the space holds in all.
   std::size_t reserve_bytes = 0;  ///< Bytes to be left free (option or the space's default).
-  std::size_t num_rows = 0;       ///< Rows stored (this rank's part when partitioned).
-  std::size_t num_batches = 0;    ///< Batches served under the options.
-  bool fits = false;              ///< `needed_bytes <= free_bytes - reserve_bytes`.
+  /// @brief Where `free_bytes` and `total_bytes` came from, as the space's `capacity()` says
+  /// ("cudaMemGetInfo (...) + ... the memory resource holds but does not use", "a budget of
+  /// ..."); empty where the space does not say.
+  std::string capacity_source{};
+  std::size_t num_rows = 0;     ///< Rows stored (this rank's part when partitioned).
+  std::size_t num_batches = 0;  ///< Batches served under the options.
+  bool fits = false;            ///< `needed_bytes <= free_bytes - reserve_bytes`.
   /// @}
 
   /// @name Gathering epochs
@@ -114,6 +124,26 @@ struct Plan {
   /// @brief The order it would stream in: `StreamOrder::whole_epoch` (the batches of a
   /// preloaded dataset) when the rows are in host memory or fit there, else `window`.
   StreamOrder stream_order = StreamOrder::whole_epoch;
+  /// @brief Bytes of the rows this rank streams that a stream reads in place from file
+  /// mappings: the page cache's pages, shared with every reader of the file and reclaimable by
+  /// the system, never copied into memory the dataset owns (`.npy` files, stored `.npz`
+  /// members and a token file, in whole-epoch order).
+  std::size_t stream_mapped_bytes = 0;
+  /// @brief Bytes of the rows this rank streams that a stream holds in host memory it owns:
+  /// deflated `.npz` members, inflated once, and the tokens of several token files, read once.
+  /// With `stream_mapped_bytes` 0 too, the rows are the caller's memory, or (window order) are
+  /// read from their files a chunk at a time.
+  std::size_t stream_owned_bytes = 0;
+  /// @brief Whether the rows come from files (read a chunk at a time in window order), not
+  /// from the caller's memory.
+  bool stream_from_files = false;
+  /// @brief The smallest free memory, reserve included, in which a stream of these options
+  /// runs: its chunk slots at one batch a chunk (or the `StreamOptions::chunk_batches` given;
+  /// a sharded job's automatic chunks, which never shrink to the room) and its gather ring,
+  /// plus `reserve_bytes`. Free memory (a `with_budget`) of at least this
+  /// makes a `StreamingDataset` that is not refused; 0 when the options are invalid, SIZE_MAX
+  /// when no `size_t` holds it (a reserve near SIZE_MAX).
+  std::size_t stream_min_bytes = 0;
   /// @brief Why a `StreamingDataset` would refuse `DatasetOptions::streaming` (then the stream
   /// figures are 0 and `stream_fits` is false); empty when the options are valid.
   std::string stream_refusal{};
@@ -141,6 +171,7 @@ inline std::string plan_text(const Plan& plan) {
           format_bytes(plan.usable_bytes()) + " (free " + format_bytes(plan.free_bytes) + " of " +
           format_bytes(plan.total_bytes) + ", reserve " + format_bytes(plan.reserve_bytes) +
           ") on " + plan.space_name;
+  if (!plan.capacity_source.empty()) text += "\n  capacity:  from " + plan.capacity_source;
   text += "\n  ring:      " + format_bytes(plan.ring_bytes) + " for gathering epochs, " +
           (plan.fits_with_ring ? "fits beside the data" : "does not fit beside the data");
   text += "\n  compact:   " +
@@ -153,11 +184,21 @@ inline std::string plan_text(const Plan& plan) {
                                           : std::to_string(plan.partition_world_size) + " rank(s)");
   text += "\n  stream:    ";
   if (!plan.stream_refusal.empty()) return text + "refused: " + plan.stream_refusal;
-  return text + "chunk slots of " + format_bytes(plan.stream_slots_bytes) + " (" +
-         std::to_string(plan.stream_chunks) + " chunk(s) of " +
-         std::to_string(plan.stream_chunk_batches) + " batch(es)) and ring_bytes " +
-         format_bytes(plan.ring_bytes) + ", " + stream_order_name(plan.stream_order) + " order, " +
-         (plan.stream_fits ? "fit together" : "do not fit together");
+  text += "chunk slots of " + format_bytes(plan.stream_slots_bytes) + " (" +
+          std::to_string(plan.stream_chunks) + " chunk(s) of " +
+          std::to_string(plan.stream_chunk_batches) + " batch(es)) and ring_bytes " +
+          format_bytes(plan.ring_bytes) + ", " + stream_order_name(plan.stream_order) + " order, " +
+          (plan.stream_fits ? "fit together" : "do not fit together") + "; runs from " +
+          format_bytes(plan.stream_min_bytes) + " free";
+  text += "\n  host rows: ";
+  if (plan.stream_mapped_bytes != 0 || plan.stream_owned_bytes != 0)
+    text += format_bytes(plan.stream_mapped_bytes) +
+            " mapped from the files (page cache: shared, reclaimable), " +
+            format_bytes(plan.stream_owned_bytes) + " in host memory the dataset owns";
+  else
+    text += plan.stream_from_files ? "read from the files a chunk at a time"
+                                   : "in the caller's host memory, read in place";
+  return text;
 }
 
 }  // namespace detail
@@ -230,6 +271,21 @@ inline std::string stream_summary(const Plan& plan) {
          stream_order_name(plan.stream_order) + " order";
 }
 
+/// "not even a stream fits ...": why `plan` refuses when its stream does not fit, with the
+/// smallest free memory a stream of its options runs in, and `advice`.
+inline std::string nothing_fits_advice(const Plan& plan, const std::string& advice) {
+  return "not even a stream fits: its chunk slots of " + format_bytes(plan.stream_slots_bytes) +
+         " (" + std::to_string(plan.stream_chunks) + " chunks of " +
+         std::to_string(plan.stream_chunk_batches) + " batches) and gather ring of " +
+         format_bytes(plan.ring_bytes) + " need more than the " +
+         format_bytes(plan.usable_bytes()) +
+         " usable. The smallest stream of these options runs in " +
+         format_bytes(plan.stream_min_bytes) + " free (" + std::to_string(plan.stream_min_bytes) +
+         " B, the reserve included): give the space at least that (a budget, or free memory), "
+         "or " +
+         advice;
+}
+
 /// What to do, and the sentence that says it, once the figures of `plan` are in; `advice`
 /// says what to do when the chunk slots does not fit.
 inline void recommend(Plan& plan, const std::string& who, const std::string& advice) {
@@ -272,17 +328,16 @@ inline void recommend(Plan& plan, const std::string& who, const std::string& adv
     plan.reason += "partition it: with Sharding::partitioned across the " +
                    std::to_string(plan.shard.world_size) + " ranks each needs " +
                    format_bytes(plan.partitioned_rank_bytes);
-  } else {
+  } else if (!plan.stream_refusal.empty()) {
+    plan.recommendation = Recommendation::refuse;
+    plan.reason += "refuse: it does not fit, and a StreamingDataset refuses these options: " +
+                   plan.stream_refusal;
+  } else if (plan.stream_fits) {
     plan.recommendation = Recommendation::stream;
-    if (!plan.stream_refusal.empty())
-      plan.reason +=
-          "stream it, but a StreamingDataset refuses these options: " + plan.stream_refusal;
-    else if (plan.stream_fits)
-      plan.reason += "stream it: " + stream_summary(plan);
-    else
-      plan.reason += "stream it, but even chunk slots of " + format_bytes(plan.stream_slots_bytes) +
-                     " and a gather ring of " + format_bytes(plan.ring_bytes) +
-                     " do not fit together; " + advice;
+    plan.reason += "stream it: " + stream_summary(plan);
+  } else {
+    plan.recommendation = Recommendation::refuse;
+    plan.reason += "refuse: " + nothing_fits_advice(plan, advice);
   }
   if (plan.partition_world_size > 1 && plan.recommendation != Recommendation::partition)
     plan.reason += "; partitioned across " + std::to_string(plan.partition_world_size) +
@@ -299,13 +354,22 @@ inline void recommend_for(Plan& plan, const DatasetOptions& options) {
             chunk_slots_advice(options));
 }
 
+/// @brief Where a stream of a dataset's rows would read them on the host: its order and the
+/// `Plan` figures of the same names.
+struct StreamRows {
+  StreamOrder order = StreamOrder::whole_epoch;
+  bool from_files = false;
+  std::size_t mapped_bytes = 0;
+  std::size_t owned_bytes = 0;
+};
+
 /// The plan of a computed layout: the capacity verdict the constructors reach
 /// (`check_capacity`, so that the two can never disagree), then the advice on top.
-/// `stream_order` is the order a stream of these rows would take (see `StreamOrder`).
+/// `stream` says where a stream of these rows would read them.
 template <class Space, std::size_t Fields>
 Plan plan_layout(const Space& space, const DatasetOptions& options,
                  const DatasetLayout<Fields>& layout, const std::array<ElementKind, Fields>& kinds,
-                 StreamOrder stream_order) {
+                 const StreamRows& stream_rows) {
   check_upload_options(options);  // as the constructors do, whatever the plan recommends
   std::array<std::size_t, Fields> element_bytes{};
   for (std::size_t field = 0; field < Fields; ++field) element_bytes[field] = kinds[field].bytes;
@@ -317,6 +381,7 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
   verdict.free_bytes = capacity.free_bytes;
   verdict.total_bytes = capacity.total_bytes;
   verdict.reserve_bytes = capacity.reserve_bytes;
+  verdict.capacity_source = capacity.capacity_source;
   verdict.fits = capacity.fits;
   verdict.num_rows = layout.geometry.order_rows;
   verdict.num_batches = layout.geometry.batches;
@@ -345,7 +410,21 @@ Plan plan_layout(const Space& space, const DatasetOptions& options,
     verdict.stream_chunks = stream.chunks;
     verdict.stream_slots_bytes = stream.total_bytes;
     verdict.stream_fits = stream.total_bytes <= usable && ring <= usable - stream.total_bytes;
-    verdict.stream_order = stream_order;
+    // A single rank's automatic chunks shrink to the room there is, down to one batch; a
+    // sharded job's are sized from what the ranks share, whatever the room.
+    DatasetOptions smallest = options;
+    if (smallest.streaming.chunk_batches == 0 && options.shard.world_size == 1)
+      smallest.streaming.chunk_batches = 1;
+    // Saturated: a reserve near SIZE_MAX leaves no budget to name, and no refusal to throw.
+    constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+    const std::size_t slots = make_stream_layout(layout, smallest, 0).total_bytes;
+    const std::size_t least = slots > most - ring ? most : slots + ring;
+    verdict.stream_min_bytes =
+        least > most - verdict.reserve_bytes ? most : least + verdict.reserve_bytes;
+    verdict.stream_order = stream_rows.order;
+    verdict.stream_from_files = stream_rows.from_files;
+    verdict.stream_mapped_bytes = stream_rows.mapped_bytes;
+    verdict.stream_owned_bytes = stream_rows.owned_bytes;
   }
   recommend_for(verdict, options);
   return verdict;
@@ -368,7 +447,8 @@ template <class Space, class... Ts>
   return detail::plan_layout(
       space, options,
       detail::make_layout(options, HostTensor<const std::remove_const_t<Ts>>(fields)...),
-      {detail::element_kind<Ts>()...}, detail::memory_stream_order(options.streaming.order));
+      {detail::element_kind<Ts>()...},
+      detail::StreamRows{detail::memory_stream_order(options.streaming.order)});
 }
 
 }  // namespace resident

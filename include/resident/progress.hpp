@@ -12,7 +12,9 @@ namespace resident {
 
 /// @brief How far an upload has come, reported once per upload block on the constructing thread.
 /// Successive reports are monotonic; the last one has `bytes_done == bytes_total` and is made
-/// once the data is in the space (after the final synchronisation).
+/// once the data is in the space (after the final synchronisation). A stream's deflated
+/// members, inflated in the background, are reported after each step instead, one call at a
+/// time, on an inflating thread.
 struct Progress {
   std::size_t bytes_done = 0;    ///< Bytes copied (or handed to the copy engine) so far.
   std::size_t bytes_total = 0;   ///< Bytes of the dataset's allocation.

@@ -28,6 +28,7 @@
 #include "resident/shape.hpp"
 #include "resident/shard.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/statistics.hpp"
 #include "resident/stream_ref.hpp"
 #include "resident/streaming_dataset.hpp"
 #include "resident/token_dataset.hpp"

@@ -11,14 +11,20 @@
 /// - `using memory_space = S;`, `using stream_type = ...;` (default-constructible: the
 ///   value of "no stream"), `static constexpr bool device_accessible` (whether kernels can
 ///   read its memory);
-/// - `std::string name() const` ("host", "cuda:0") and `Capacity capacity() const`;
+/// - `std::string name() const` ("host", "cuda:0") and `Capacity capacity() const`
+///   (optionally `CapacityReport capacity_report() const`, which says where the figures came
+///   from);
 /// - `std::size_t default_reserve_bytes() const`: the reserve used when `DatasetOptions`
 ///   names none;
 /// - `void* allocate(std::size_t) const` (throws `CapacityError` when memory runs out; returns
 ///   null for 0 bytes; otherwise memory aligned to `field_alignment`, 256 bytes, as `cudaMalloc`
 ///   and rmm give it: the fields' bases, and the kernels' vector loads, count on it; a dataset
 ///   refuses other memory with `InvalidArgument`) and
-///   `void deallocate(void*, std::size_t) const noexcept`;
+///   `void deallocate(void*, std::size_t) const noexcept`; optionally, the stream-ordered pair
+///   `void* allocate(std::size_t, stream_type) const` and
+///   `void deallocate(void*, std::size_t, stream_type) const noexcept`, which a dataset then
+///   uses for everything it allocates on its stream (its data, its rings, its chunk slots)
+///   instead of waiting for the stream on the host before each release;
 /// - `stream_type create_stream() const`, `void destroy_stream(stream_type) const noexcept`,
 ///   `void synchronize(stream_type) const`;
 /// - `copy_from_host(dst, src, bytes, stream)` and `copy_to_host(dst, src, bytes, stream)`,
@@ -31,7 +37,9 @@
 /// `CudaHostPinnedSpace` do: the one place to extend.
 
 #include <cstddef>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "resident/stream_ref.hpp"  // CUstream_st: the traits recognise CUDA streams by it
 
@@ -43,7 +51,34 @@ struct Capacity {
   std::size_t total_bytes = 0;  ///< Bytes the space holds in all.
 };
 
+/// @brief A space's capacity and where its figures came from, as a space's optional
+/// `capacity_report()` gives them, for plans and refusals. A space without one reports its
+/// `capacity()` with no source.
+struct CapacityReport {
+  Capacity capacity{};  ///< The figures.
+  /// @brief Where they came from ("cudaMemGetInfo (...) + ... the memory resource holds but
+  /// does not use", "a budget of ..."); empty where the space does not say.
+  std::string source{};
+};
+
 namespace detail {
+
+/// @brief Whether `Space` says where its capacity's figures came from (`capacity_report()`).
+template <class Space, class = void>
+struct has_capacity_report : std::false_type {};
+template <class Space>
+struct has_capacity_report<
+    Space, std::enable_if_t<std::is_same_v<decltype(std::declval<const Space&>().capacity_report()),
+                                           CapacityReport>>> : std::true_type {};
+
+/// @brief `space.capacity_report()`, or its `capacity()` with no source.
+template <class Space>
+CapacityReport capacity_report(const Space& space) {
+  if constexpr (has_capacity_report<Space>::value)
+    return space.capacity_report();
+  else
+    return {space.capacity(), {}};
+}
 
 /// @brief Bytes left for a dataset once `reserve` is set aside from `free` (0 when the reserve
 /// is larger): the one figure every capacity check compares against.

@@ -140,10 +140,14 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return this->impl_rings().bytes(); }
   /// @brief Bytes the gather ring was planned for beside the chunk slots.
   [[nodiscard]] std::size_t planned_ring_bytes() const noexcept { return planned_ring_.get(); }
-  /// @brief Bytes of host memory the dataset owns for its rows: files read, or `.npz` members
-  /// inflated, once for a whole-epoch order (0 when it reads the caller's tensors, or files in
-  /// window order).
+  /// @brief Bytes of host memory the dataset owns for its rows: `.npz` members inflated, or
+  /// several token files read, once for a whole-epoch order (0 when it reads the caller's
+  /// tensors, files' mappings, or files in window order).
   [[nodiscard]] std::size_t host_bytes() const noexcept { return streamers_.host_bytes(); }
+  /// @brief Bytes of the rows this rank streams that the dataset reads in place from files'
+  /// mappings, in whole-epoch order: the page cache's pages, shared with every other reader of
+  /// the files and reclaimable, never copied into memory the dataset owns (0 otherwise).
+  [[nodiscard]] std::size_t mapped_bytes() const noexcept { return streamers_.mapped_bytes(); }
   /// @brief The order chosen (`StreamOrder::whole_epoch` or `window`; see the class note);
   /// `StreamOrder::automatic`, none chosen, for a moved-from dataset.
   [[nodiscard]] StreamOrder order() const noexcept {
@@ -213,6 +217,13 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   // rows lie in them.
   using impl_pass_type = typename detail::ChunkStreamers<Space, num_fields>::Pass;
   static constexpr const char* impl_holding = "the chunk slots";
+  // A share of the memory the `bytes` at `first` lie in: chunk slots (a batch served as a view)
+  // or a gather ring (a gathered batch); null when neither holds them.
+  [[nodiscard]] std::shared_ptr<const void> impl_owner_of(const void* first,
+                                                          std::size_t bytes) const noexcept {
+    std::shared_ptr<const void> slots = streamers_.owner_of(first, bytes);
+    return slots ? slots : this->impl_rings().owner_of(first, bytes);
+  }
   [[nodiscard]] impl_pass_type impl_make_pass(std::weak_ptr<const void> borrower,
                                               const EpochOptions& options,
                                               const detail::EpochStart& start, bool gathers) {
@@ -243,6 +254,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   [[nodiscard]] impl_gathered impl_gather(impl_pass_type& pass, std::size_t k) {
     return streamers_.gather(pass, k, this->impl_core().config().reserve_bytes);
   }
+  void impl_check_gathered(const impl_pass_type& /*pass*/) const { streamers_.check_gathered(); }
   template <std::size_t Field>
   [[nodiscard]] auto impl_rows(const impl_pass_type& pass,
                                const impl_gathered& gathered) const noexcept {

@@ -44,7 +44,13 @@
 #endif
 #endif
 #if RESIDENT_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
+
+#include <new>
+
+#include "resident/cuda_space.hpp"
 #endif
 
 /// @brief 1 where libtorch has unsigned tensors wider than a byte (`kUInt16`, `kUInt32`,
@@ -104,37 +110,22 @@ torch::Device torch_device(const Space& space) {
     return torch::kCPU;
 }
 
-/// Whether tensors can share `Dataset`'s memory: it has an allocation to share
-/// (`storage_owner()`), as `DeviceDataset` and `TokenDataset` have.
+/// Whether tensors can share `Dataset`'s memory: it says which of its allocations holds a view
+/// (`impl_owner_of`), as every dataset does.
 template <class Dataset, class = void>
 struct shares_memory : std::false_type {};
 template <class Dataset>
-struct shares_memory<Dataset, std::void_t<decltype(std::declval<const Dataset&>().storage_owner())>>
-    : std::true_type {};
+struct shares_memory<Dataset, std::void_t<decltype(std::declval<const Dataset&>().impl_owner_of(
+                                  std::declval<const void*>(), std::size_t{}))>> : std::true_type {
+};
 
 /// Refuses, with a sentence, a dataset whose memory tensors cannot share.
 template <class Dataset>
 constexpr bool check_shares_memory() noexcept {
   static_assert(shares_memory<Dataset>::value,
-                "to_tensor and to_tensors make tensors of a DeviceDataset's or a TokenDataset's "
-                "memory; a StreamingDataset's batches lie in chunk slots it reuses: copy such a "
-                "batch into a tensor (torch::from_blob(...).clone())");
+                "to_tensor and to_tensors make tensors of a dataset's memory: pass the "
+                "DeviceDataset, StreamingDataset or TokenDataset the view came from");
   return shares_memory<Dataset>::value;
-}
-
-/// The share of `dataset`'s memory that the `bytes` at `first` lie in: its allocation (a field
-/// or a zero-copy batch) or its gather ring (a gathered batch); null when neither holds them.
-template <class Dataset>
-std::shared_ptr<const void> share_holding(const Dataset& dataset, const void* first,
-                                          std::size_t bytes) {
-  const auto inside = [&](const std::shared_ptr<const void>& share, std::size_t size) {
-    const auto* base = static_cast<const std::byte*>(share.get());
-    const auto* begin = static_cast<const std::byte*>(first);
-    return base != nullptr && begin >= base && begin + bytes <= base + size;
-  };
-  std::shared_ptr<const void> storage = dataset.storage_owner();
-  if (inside(storage, dataset.bytes())) return storage;
-  return dataset.impl_rings().owner_of(first, bytes);
 }
 
 /// `view` as a tensor on `device` that holds `share` until libtorch frees it.
@@ -169,14 +160,97 @@ typename Space::stream_type torch_stream([[maybe_unused]] const Space& space,
 
 }  // namespace detail
 
-/// @brief `view` (a field, or a batch, of `dataset`: a `DeviceDataset` or a `TokenDataset`) as
-/// a `torch::Tensor`: zero-copy, of `view.shape()`, contiguous, the dtype of `T` and the device
-/// of the dataset's space (`kCUDA` with its index, or `kCPU`). The tensor shares the memory the
-/// view lies in, so that memory stays allocated while the tensor lives, even after the epoch and
-/// the dataset are destroyed. Read it only; the dataset's memory is const.
-/// - A field, or a zero-copy batch (`Shuffle::none`, `Shuffle::batches`): the dataset's
-///   allocation (`storage_owner()`). On `CudaSpace` its upload completed before the dataset was
-///   made, so the tensor needs no stream order.
+#if RESIDENT_TORCH_HAS_CUDA
+/// @brief libtorch's CUDA caching allocator as a memory resource, for
+/// `CudaSpace::with_resource`: a dataset allocated from it shows in
+/// `torch::cuda::memory_allocated` (`c10::cuda::CUDACachingAllocator::getDeviceStats`), memory
+/// libtorch has cached serves it, and what it frees serves libtorch's next tensors, so that
+/// resident and the model draw from one pool instead of two that compete. Its `idle_bytes()`
+/// (reserved minus allocated) count as free in the capacity check. Stateless: every two compare
+/// equal. Declared where libtorch was built with CUDA (`RESIDENT_TORCH_HAS_CUDA`).
+///
+/// The caching allocator is stream-ordered: a block is allocated for the stream it is asked on
+/// (the dataset's) and, once freed, is handed to later work on that stream at once. A dataset
+/// frees on its stream, after every read it ordered there; order reads of its memory on other
+/// streams before destroying it (`Epoch::release` does, for the batches it hands out).
+class TorchCudaResource : public detail::ResourceCalls<TorchCudaResource> {
+ public:
+  using ResourceCalls::allocate;
+  using ResourceCalls::deallocate;
+  /// @brief `bytes` from libtorch's cache for work on `stream` (`raw_alloc_with_stream`); null
+  /// for 0 bytes.
+  /// @throws std::bad_alloc when libtorch is out of memory (the space makes it a
+  /// `CapacityError` with its figures); InvalidArgument for an alignment above 256 bytes;
+  /// c10::Error for any other failure.
+  [[nodiscard]] void* allocate_async(std::size_t bytes, std::size_t alignment,
+                                     StreamRef stream) const {
+    detail::check_device_alignment(alignment, "TorchCudaResource");
+    if (bytes == 0) return nullptr;
+    try {
+      return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(bytes, stream.get());
+    } catch (const c10::Error& error) {
+      // Its out-of-memory error has changed name across releases; its sentence has not.
+      if (std::string(error.what()).find("out of memory") != std::string::npos)
+        throw std::bad_alloc();
+      throw;
+    }
+  }
+  /// @brief Returns memory to libtorch's cache (`raw_delete`), for later work on the stream it
+  /// was allocated for; never throws.
+  void deallocate_async(void* pointer, std::size_t /*bytes*/, std::size_t /*alignment*/,
+                        StreamRef /*stream*/) const noexcept {
+    if (pointer != nullptr) c10::cuda::CUDACachingAllocator::raw_delete(pointer);
+  }
+  /// @brief `allocate_async` on libtorch's current stream of the current device.
+  /// @throws what `allocate_async` throws.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = field_alignment) const {
+    return allocate_async(bytes, alignment, StreamRef(c10::cuda::getCurrentCUDAStream().stream()));
+  }
+  /// @brief `deallocate_async`; never throws.
+  void deallocate(void* pointer, std::size_t bytes,
+                  std::size_t alignment = field_alignment) const noexcept {
+    deallocate_async(pointer, bytes, alignment, StreamRef(cudaStreamPerThread));
+  }
+  /// @brief Bytes libtorch holds on the current device but has not handed out: reserved minus
+  /// allocated, as `torch.cuda.memory_reserved() - torch.cuda.memory_allocated()` says.
+  [[nodiscard]] std::size_t idle_bytes() const {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+    constexpr std::size_t aggregate = 0;  // StatType::AGGREGATE, whose namespace has moved
+    const std::int64_t reserved = stats.reserved_bytes[aggregate].current;
+    const std::int64_t allocated = stats.allocated_bytes[aggregate].current;
+    return reserved > allocated ? static_cast<std::size_t>(reserved - allocated) : 0;
+  }
+  friend constexpr bool operator==(const TorchCudaResource& /*a*/,
+                                   const TorchCudaResource& /*b*/) noexcept {
+    return true;
+  }
+  friend constexpr bool operator!=(const TorchCudaResource& a,
+                                   const TorchCudaResource& b) noexcept {
+    return !(a == b);
+  }
+};
+#if RESIDENT_HAS_CUDA_MEMORY_RESOURCE
+/// @brief `TorchCudaResource`'s memory is device memory (see resident/cuda_resource.hpp).
+constexpr void get_property(const TorchCudaResource& /*resource*/,
+                            cuda::mr::device_accessible /*property*/) noexcept {}
+#endif
+#endif  // RESIDENT_TORCH_HAS_CUDA
+
+/// @brief `view` (a field, or a batch, of `dataset`: a `DeviceDataset`, a `StreamingDataset`
+/// or a `TokenDataset`) as a `torch::Tensor`: zero-copy, of `view.shape()`, contiguous, the
+/// dtype of `T` and the device of the dataset's space (`kCUDA` with its index, or `kCPU`). The
+/// tensor shares the memory the view lies in, so that memory stays allocated while the tensor
+/// lives, even after the epoch and the dataset are destroyed. Read it only; the dataset's memory
+/// is const.
+/// - A field, or a zero-copy batch (`Shuffle::none`, `Shuffle::batches`) of a preloaded
+///   dataset: the dataset's allocation (`storage_owner()`). On `CudaSpace` its upload completed
+///   before the dataset was made, so the tensor needs no stream order.
+/// - A batch a stream serves as a view of its chunk slots: the slots' allocation, whose values
+///   are those of the batch until the epoch's reader is `chunk_slots - prefetch_chunks` chunks
+///   on, or the epoch ends (the same rule as the view's; clone the tensor to keep them longer).
+///   On `CudaSpace` the load that next writes the slot waits for libtorch's stream's reads
+///   before the release (`to_tensors(epoch, k)` orders both); it does not wait for the release
+///   on the host, where reading on past the rule's bound overwrites the slot.
 /// - A gathered batch (`Shuffle::samples`, a conversion, an augmentation): the epoch's ring
 ///   slot, whose values are those of batch `k` until the epoch gathers batch `k + ring_depth`
 ///   into the same slot or ends (docs/epochs.md, "How long a view lives"; clone the tensor to
@@ -193,7 +267,7 @@ template <class Dataset, class T>
     RESIDENT_EXPECTS(!dataset.moved_from(),
                      "to_tensor() was given a moved-from dataset, which holds no data; make the "
                      "tensor from the dataset the data was moved to");
-    std::shared_ptr<const void> share = detail::share_holding(dataset, view.data(), view.bytes());
+    std::shared_ptr<const void> share = dataset.impl_owner_of(view.data(), view.bytes());
     RESIDENT_EXPECTS(share != nullptr || view.bytes() == 0,
                      "to_tensor() makes tensors of this dataset's own memory (a field, or a batch "
                      "of its current epochs), but the view lies outside it: it is another "
@@ -211,6 +285,41 @@ template <class Dataset, class T>
     return detail::tensor_sharing(std::move(share), view, device);
   }
 }
+
+namespace detail {
+
+/// The stream libtorch reads `epoch`'s batches on (see `torch_stream`).
+template <class Epoch>
+auto consumer_of(Epoch& epoch) {
+  return torch_stream(epoch.dataset().space(), epoch.dataset().stream());
+}
+/// That of the epoch a `Dataset`'s epoch holds, preloaded or streamed.
+template <class Owner, class Conversion, class Augment>
+auto consumer_of(DatasetEpoch<Owner, Conversion, Augment>& epoch) {
+  if (auto* preloaded = epoch.impl_preloaded()) return consumer_of(*preloaded);
+  return consumer_of(*epoch.impl_streamed());
+}
+
+template <class Epoch, class Batch, std::size_t... Field>
+std::array<torch::Tensor, sizeof...(Field)> tensors_in(const Epoch& epoch, const Batch& batch,
+                                                       std::index_sequence<Field...> /*fields*/) {
+  return {to_tensor(epoch.dataset(), std::get<Field>(batch))...};
+}
+/// Batch `k` of `epoch`, taken on `consumer`, as tensors (see `to_tensor`).
+template <class Epoch>
+auto tensors_of(Epoch& epoch, std::size_t k, typename Epoch::stream_type consumer) {
+  return tensors_in(epoch, epoch.batch(k, consumer),
+                    std::make_index_sequence<std::tuple_size_v<typename Epoch::batch_type>>{});
+}
+/// Those of the epoch a `Dataset`'s epoch holds, preloaded or streamed.
+template <class Owner, class Conversion, class Augment>
+auto tensors_of(DatasetEpoch<Owner, Conversion, Augment>& epoch, std::size_t k,
+                typename DatasetEpoch<Owner, Conversion, Augment>::stream_type consumer) {
+  if (auto* preloaded = epoch.impl_preloaded()) return tensors_of(*preloaded, k, consumer);
+  return tensors_of(*epoch.impl_streamed(), k, consumer);
+}
+
+}  // namespace detail
 
 /// @brief Batch `k` of an epoch as `torch::Tensor`s, one per field (see `to_tensor`), ordered
 /// on libtorch's current stream: what `to_tensors(epoch, k)` returns. Tuple-like
@@ -241,11 +350,9 @@ class TensorBatch {
       : epoch_(&epoch),
         lease_(epoch.impl_lease()),
         k_(k),
-        tensors_(make(epoch.batch(k), std::make_index_sequence<fields>{})),
-        consumer_(detail::torch_stream(epoch.dataset().space(), epoch.dataset().stream())) {
-    epoch.wait(k, consumer_);
-    held_ = true;
-  }
+        consumer_(detail::consumer_of(epoch)),
+        tensors_(detail::tensors_of(epoch, k, consumer_)),
+        held_(true) {}
   /// @brief Takes `other`'s tensors and its release; `other` holds undefined tensors after
   /// (`operator[]` and `get` give tensors whose `defined()` is false), keeps its `index()`,
   /// releases nothing, and is a batch again once one is assigned to it.
@@ -253,8 +360,8 @@ class TensorBatch {
       : epoch_(other.epoch_),
         lease_(std::move(other.lease_)),
         k_(other.k_),
-        tensors_(std::move(other.tensors_)),
         consumer_(other.consumer_),
+        tensors_(std::move(other.tensors_)),
         held_(std::exchange(other.held_, false)) {}
   /// @brief Releases this batch (as the destructor does), then takes `other`'s.
   TensorBatch& operator=(TensorBatch&& other) noexcept {
@@ -305,13 +412,6 @@ class TensorBatch {
   }
 
  private:
-  template <class Batch, std::size_t... Field>
-  std::array<torch::Tensor, fields> make(const Batch& batch,
-                                         std::index_sequence<Field...> /*fields*/) const {
-    const auto& dataset = epoch_->dataset();
-    return {to_tensor(dataset, std::get<Field>(batch))...};
-  }
-
   void release_quietly() noexcept {
     try {
       release();
@@ -322,34 +422,21 @@ class TensorBatch {
   Epoch* epoch_;
   detail::DataLease lease_;  // of the epoch object: valid while `epoch_` may be used
   std::size_t k_;
+  stream_type consumer_;  // before the tensors: the batch is taken on it
   std::array<torch::Tensor, fields> tensors_;
-  stream_type consumer_;
   bool held_ = false;  // whether the wait was done and the release is still owed
 };
 
-/// @brief Batch `k` of `epoch` (of a `DeviceDataset` or a `TokenDataset`, any shuffle,
-/// conversion or augmentation) as one `torch::Tensor` per field, ordered on libtorch's current
-/// stream; see `TensorBatch`. `for (std::size_t k = 0; k < epoch.size(); ++k) { auto [x, y] =
-/// resident::to_tensors(epoch, k); ... }`
+/// @brief Batch `k` of `epoch` (of any dataset: a `DeviceDataset`, a `StreamingDataset`, a
+/// `TokenDataset`, or what `make_dataset`, `load_dataset` and `load_token_file` return,
+/// preloaded or streamed; any shuffle, conversion or augmentation) as one `torch::Tensor` per
+/// field, ordered on libtorch's current stream; see `TensorBatch`. The same loop runs whichever
+/// way the plan chose to hold the data. `for (std::size_t k = 0; k < epoch.size(); ++k) { auto [x,
+/// y] = resident::to_tensors(epoch, k); ... }`
 /// @throws what `TensorBatch`'s constructor throws.
 template <class Epoch>
 [[nodiscard]] TensorBatch<Epoch> to_tensors(Epoch& epoch, std::size_t k) {
   return TensorBatch<Epoch>(epoch, k);
-}
-
-/// @brief Batch `k` of an epoch of a `Dataset` or a `TokenCorpus` (`make_dataset`,
-/// `load_dataset`, `load_token_file`): that of its preloaded dataset's epoch (see above).
-/// @throws InvalidArgument when the dataset streams (`is_streaming()`: its plan did not fit it
-/// in the space), whose batches lie in chunk slots it reuses; what the other overload throws.
-template <class Owner, class Conversion, class Augment>
-[[nodiscard]] auto to_tensors(DatasetEpoch<Owner, Conversion, Augment>& epoch, std::size_t k) {
-  auto* preloaded = epoch.impl_preloaded();
-  RESIDENT_EXPECTS(preloaded != nullptr,
-                   "to_tensors() makes tensors of a preloaded dataset's memory, but this dataset "
-                   "streams (is_streaming(): its plan did not fit it in the space), and its "
-                   "batches lie in chunk slots it reuses; copy each batch into a tensor "
-                   "(torch::from_blob(...).clone()), or make room so that it preloads");
-  return to_tensors(*preloaded, k);
 }
 
 }  // namespace resident

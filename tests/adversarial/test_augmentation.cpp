@@ -250,10 +250,12 @@ std::vector<Augmentation> odd_ops(const ImageLayout& l) {
     for (const double p : {0.0, 0.5, 1.0})
       for (const std::size_t cut :
            {std::size_t{0}, std::size_t{1}, std::size_t{2}, 2 * std::max(l.height, l.width) + 1})
-        ops.push_back(Augmentation{l, RandomCrop{pad, Fill::zeros}, RandomFlip{p}, Cutout{cut}});
+        ops.push_back(
+            Augmentation{l, RandomCrop{pad, Fill::zeros}, RandomFlip{p}, Cutout{cut}, {}, false});
   for (std::size_t pad = 1; pad < small; ++pad)
     for (const double p : {0.0, 1.0})
-      ops.push_back(Augmentation{l, RandomCrop{pad, Fill::reflect}, RandomFlip{p}, Cutout{3}});
+      ops.push_back(
+          Augmentation{l, RandomCrop{pad, Fill::reflect}, RandomFlip{p}, Cutout{3}, {}, false});
   return ops;
 }
 

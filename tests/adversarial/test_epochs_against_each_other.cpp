@@ -164,7 +164,7 @@ template <class Space>
 Space space_of(std::size_t bytes, DatasetOptions& options) {
   options.reserve_bytes = 0;
   if constexpr (has_budget<Space>::value) {
-    return Space::with_budget(bytes);
+    return Space{}.with_budget(bytes);
   } else {
     Space space{};
     const std::size_t free = space.capacity().free_bytes;

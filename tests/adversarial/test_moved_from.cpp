@@ -181,6 +181,10 @@ void ring_hooks_of_moved_from(Cases& cases, const std::string& owner, Dataset& g
   cases.answers(owner, "impl_rings", [&] { EXPECT_EQ(gone.impl_rings().bytes(), 0U); });
   cases.answers(owner, "impl_row_shapes", [&] { (void)gone.impl_row_shapes(); });
   cases.answers(owner, "storage_owner", [&] { EXPECT_FALSE(gone.storage_owner()); });
+  cases.answers(owner, "impl_owner_of", [&] {
+    const std::byte somewhere{};
+    EXPECT_FALSE(gone.impl_owner_of(&somewhere, 1));
+  });
 }
 
 /// `swap` of a moved-from dataset with a live one: the roles trade, and the epochs of both end.
@@ -239,6 +243,7 @@ void streaming_dataset_cases(Cases& cases) {
   cases.answers(owner, "num_chunks", [&] { EXPECT_EQ(view.num_chunks(), 0U); });
   cases.answers(owner, "data_bytes", [&] { EXPECT_EQ(view.data_bytes(), 0U); });
   cases.answers(owner, "host_bytes", [&] { EXPECT_EQ(view.host_bytes(), 0U); });
+  cases.answers(owner, "mapped_bytes", [&] { EXPECT_EQ(view.mapped_bytes(), 0U); });
   cases.answers(owner, "planned_ring_bytes", [&] { EXPECT_EQ(view.planned_ring_bytes(), 0U); });
   cases.answers(owner, "order", [&] { EXPECT_EQ(view.order(), resident::StreamOrder::automatic); });
   cases.answers(owner, "window_chunks", [&] { EXPECT_EQ(view.window_chunks(), 0U); });
@@ -249,6 +254,10 @@ void streaming_dataset_cases(Cases& cases) {
   cases.answers(owner, "prefetch_chunks", [&] { (void)view.prefetch_chunks(); });
   cases.answers(owner, "impl_rings", [&] { EXPECT_EQ(a.impl_rings().bytes(), 0U); });
   cases.answers(owner, "impl_row_shapes", [&] { (void)a.impl_row_shapes(); });
+  cases.answers(owner, "impl_owner_of", [&] {
+    const std::byte somewhere{};
+    EXPECT_FALSE(a.impl_owner_of(&somewhere, 1));
+  });
   swap_of_moved_from(cases, owner, a, b);
   if (cases.calling()) {
     a = std::move(b);
@@ -377,6 +386,12 @@ void epoch_members_of_moved_from(Cases& cases, const std::string& owner, Epoch& 
   cases.says_moved(owner, "state", [&] { (void)gone.state(); });
   cases.answers(owner, "options", [&] { EXPECT_EQ(gone.options().seed, 7U); });
   cases.answers(owner, "gathers", [&] { (void)gone.gathers(); });
+  // Binding stores the stream only: the batches, bound or asked for on a stream, say moved.
+  cases.answers(owner, "on", [&] {
+    (void)gone.on(Stream{});
+    EXPECT_THROW((void)gone.batch(0), resident::Error);
+    EXPECT_THROW((void)gone.batch(0, Stream{}), resident::Error);
+  });
 }
 
 /// An iterator moved from: its lease went with it, so dereferencing says so; the rest is
@@ -411,14 +426,14 @@ void epoch_of(Cases& cases, Dataset& ds, Shuffle shuffle) {
   cases.answers(owner, "impl_lease", [&] { EXPECT_FALSE(epoch.impl_lease().valid()); });
   auto it = to.begin();
   iterator_cases(cases, it);
-  if (cases.calling()) {
+  cases.answers(owner, "operator=", [&] {
     epoch = std::move(to);  // assigned into, then used
     EXPECT_EQ(epoch.size(), ds.num_batches());
     EXPECT_NO_THROW((void)epoch.batch(1));
     std::size_t seen = 0;
     for (auto batch : epoch) seen += std::get<0>(batch).rows() != 0 ? 1 : 0;
     EXPECT_EQ(seen, ds.num_batches());
-  }
+  });
 }
 
 void epoch_cases(Cases& cases) {
@@ -446,6 +461,12 @@ void dataset_epoch_of(Cases& cases, Dataset& ds) {
       EXPECT_THROW((void)held->size(), resident::Error);
     }
   });
+  cases.answers(owner, "impl_streamed", [&] {
+    if (auto* held = epoch.impl_streamed()) {
+      EXPECT_THROW((void)held->size(), resident::Error);
+    }
+  });
+  cases.answers(owner, "impl_lease", [&] { EXPECT_FALSE(epoch.impl_lease().valid()); });
   auto it = to.begin();
   iterator_cases(cases, it);
   if (cases.calling()) {
@@ -577,6 +598,9 @@ void host_memory_space_cases(Cases& cases, const std::string& owner, Space budge
   cases.answers(owner, "has_budget", [&] { EXPECT_FALSE(gone.has_budget()); });
   cases.answers(owner, "used_bytes", [&] { EXPECT_EQ(gone.used_bytes(), 0U); });
   cases.answers(owner, "capacity", [&] { EXPECT_GT(gone.capacity().total_bytes, 4096U); });
+  cases.answers(owner, "capacity_report", [&] {
+    EXPECT_EQ(gone.capacity_report().capacity.total_bytes, gone.capacity().total_bytes);
+  });
   cases.answers(owner, "default_reserve_bytes", [&] { (void)gone.default_reserve_bytes(); });
   cases.answers(owner, "name", [&] { EXPECT_EQ(gone.name(), Space{}.name()); });
   cases.answers(owner, "operator==", [&] { EXPECT_TRUE(gone == Space{}); });
@@ -624,12 +648,14 @@ void cuda_host_pinned_space_cases(Cases& cases) {
   host_memory_space_cases(cases, owner, std::move(space));
 }
 
-/// A CudaSpace is a device number: its move is a copy, so the moved-from space is the same
-/// device and works as the space it was moved to.
+/// A CudaSpace is a device, a resource and a budget, shared by its copies: its move is a copy,
+/// so the moved-from space is the same device, resource and budget, and works as the space it
+/// was moved to.
 void cuda_space_cases(Cases& cases) {
   const std::string owner = "resident::CudaSpace";
   if (!has_device()) GTEST_SKIP() << "no CUDA device";
-  resident::CudaSpace a(0);
+  resident::CudaPoolResource pool(0);
+  resident::CudaSpace a = resident::CudaSpace(0).with_resource(pool).with_budget(1 << 20);
   // A move as a program writes it, which for this type is a copy.
   const resident::CudaSpace to(std::move(a));  // NOLINT(performance-move-const-arg)
   resident::CudaSpace& gone = a;  // NOLINT(bugprone-use-after-move): the moved-from object
@@ -639,7 +665,22 @@ void cuda_space_cases(Cases& cases) {
   cases.answers(owner, "operator!=", [&] { EXPECT_FALSE(gone != to); });
   cases.answers(owner, "ensure_usable", [&] { gone.ensure_usable(); });
   cases.answers(owner, "capacity", [&] { EXPECT_GT(gone.capacity().total_bytes, 0U); });
+  cases.answers(owner, "capacity_report", [&] {
+    EXPECT_NE(gone.capacity_report().source.find("a budget of"), std::string::npos);
+  });
   cases.answers(owner, "default_reserve_bytes", [&] { (void)gone.default_reserve_bytes(); });
+  cases.answers(owner, "has_resource", [&] { EXPECT_TRUE(gone.has_resource()); });
+  cases.answers(owner, "has_budget", [&] { EXPECT_TRUE(gone.has_budget()); });
+  cases.answers(owner, "used_bytes", [&] { EXPECT_EQ(gone.used_bytes(), 0U); });
+  cases.answers(owner, "with_resource",
+                [&] { EXPECT_EQ(gone.with_resource(pool), to.with_resource(pool)); });
+  cases.answers(owner, "with_budget",
+                [&] { EXPECT_EQ(gone.with_budget(1024).capacity().total_bytes, 1024U); });
+  cases.answers(owner, "operator=", [&] {
+    resident::CudaSpace other(0);
+    other = gone;
+    EXPECT_EQ(other, to);
+  });
   cases.answers(owner,
                 {"allocate", "copy_from_host", "copy_to_host", "synchronize", "deallocate",
                  "create_stream", "destroy_stream"},
@@ -657,6 +698,56 @@ void cuda_space_cases(Cases& cases) {
                   gone.destroy_stream(stream);
                 });
 }
+
+/// A pool moved from holds none: its queries and allocations (in either CCCL's spelling) throw
+/// InvalidArgument saying so, its releases of null do nothing, and it is a pool again once one
+/// is assigned to it.
+void cuda_pool_resource_cases(Cases& cases) {
+  const std::string owner = "resident::CudaPoolResource";
+  if (!has_device()) GTEST_SKIP() << "no CUDA device";
+  resident::CudaPoolResource gone(0);
+  resident::CudaPoolResource to(std::move(gone));
+  const resident::StreamRef stream(cudaStreamPerThread);
+  const auto says_moved = [](auto&& use) {
+    try {
+      use();
+      ADD_FAILURE() << "a moved-from pool answered";
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("moved-from"), std::string::npos) << error.what();
+    }
+  };
+  // NOLINTBEGIN(bugprone-use-after-move): the moved-from object under test
+  cases.answers(owner, "pool", [&] { EXPECT_EQ(gone.pool(), nullptr); });
+  cases.answers(owner, "device_id", [&] { EXPECT_EQ(gone.device_id(), 0); });
+  cases.answers(owner, "allocate_async",
+                [&] { says_moved([&] { (void)gone.allocate_async(256, 256, stream); }); });
+  cases.answers(owner, "allocate", [&] {
+    says_moved([&] { (void)gone.allocate(256); });
+    says_moved([&] { (void)gone.allocate(stream, 256, 256); });
+  });
+  cases.answers(owner, "allocate_sync",
+                [&] { says_moved([&] { (void)gone.allocate_sync(256); }); });
+  cases.answers(owner, "reserved_bytes", [&] { says_moved([&] { (void)gone.reserved_bytes(); }); });
+  cases.answers(owner, "used_bytes", [&] { says_moved([&] { (void)gone.used_bytes(); }); });
+  cases.answers(owner, "idle_bytes", [&] { says_moved([&] { (void)gone.idle_bytes(); }); });
+  cases.answers(owner, "trim", [&] { says_moved([&] { gone.trim(); }); });
+  cases.answers(owner, {"deallocate", "deallocate_async", "deallocate_sync"}, [&] {
+    gone.deallocate(nullptr, 0);
+    gone.deallocate(stream, nullptr, 0, 256);
+    gone.deallocate_async(nullptr, 0, 256, stream);
+    gone.deallocate_sync(nullptr, 0);
+  });
+  cases.answers(owner, "operator==", [&] { EXPECT_FALSE(gone == to); });
+  cases.answers(owner, "operator!=", [&] { EXPECT_TRUE(gone != to); });
+  cases.answers(owner, "operator=", [&] {
+    gone = std::move(to);
+    void* block = gone.allocate(256);
+    EXPECT_NE(block, nullptr);
+    gone.deallocate(block, 256);
+    EXPECT_EQ(gone.used_bytes(), 0U);
+  });
+  // NOLINTEND(bugprone-use-after-move)
+}
 #endif
 
 // ---------------------------------------------------------------------------------------
@@ -672,6 +763,7 @@ CaseList every_class() {
         {"Plan", plan_cases}, {"HostSpace", host_space_cases},
 #if RESIDENT_HAS_CUDA
         {"CudaHostPinnedSpace", cuda_host_pinned_space_cases}, {"CudaSpace", cuda_space_cases},
+        {"CudaPoolResource", cuda_pool_resource_cases},
 #endif
   };
 }
@@ -695,6 +787,7 @@ TEST(MovedFrom, HostSpace) { run_cases(host_space_cases); }
 #if RESIDENT_HAS_CUDA
 TEST(MovedFrom, CudaHostPinnedSpace) { run_cases(cuda_host_pinned_space_cases); }
 TEST(MovedFrom, CudaSpace) { run_cases(cuda_space_cases); }
+TEST(MovedFrom, CudaPoolResource) { run_cases(cuda_pool_resource_cases); }
 #endif
 
 // The regression first found: check_unchanged() of a moved-from archive called through its null

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "resident/augment.hpp"
@@ -113,6 +114,44 @@ TEST(Augment, MaskedLineCopiesEqualTheElementMapForEveryElementSizeAndLineWidth)
   check_masked_lines<std::uint16_t>(2);
   check_masked_lines<float>(3);
   check_masked_lines<double>(4);
+}
+
+// An image moved into the other element order (OutputLayout) holds each (c, y, x) where that
+// order puts it: every count of channels (three bytes take the shuffled blocks of 16 pixels,
+// and the pixels after them), image sizes below, at and past a block, and element sizes.
+template <class T>
+void check_relayout() {
+  for (std::size_t channels = 1; channels <= 5; ++channels)
+    for (const auto& [height, width] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {1, 1}, {1, 15}, {4, 4}, {3, 11}, {8, 8}, {7, 9}}) {
+      for (const ImageLayout from :
+           {ImageLayout::chw(channels, height, width), ImageLayout::hwc(height, width, channels)}) {
+        const ImageLayout to{from.order == ImageLayout::Order::chw ? ImageLayout::Order::hwc
+                                                                   : ImageLayout::Order::chw,
+                             channels, height, width};
+        std::vector<T> image(from.elements());
+        for (std::size_t e = 0; e < image.size(); ++e) image[e] = static_cast<T>(e * 7 + 3);
+        std::vector<T> moved(image.size(), T{});
+        resident::detail::relayout_image(from, to.order, image.data(), moved.data());
+        for (std::size_t c = 0; c < channels; ++c)
+          for (std::size_t y = 0; y < height; ++y)
+            for (std::size_t x = 0; x < width; ++x)
+              ASSERT_EQ(moved[resident::testing::element_of(to, c, y, x)],
+                        image[resident::testing::element_of(from, c, y, x)])
+                  << from.describe() << " into " << to.describe() << " at " << c << "," << y << ","
+                  << x << ", " << sizeof(T) << "-byte elements";
+        std::vector<T> same(image.size(), T{});
+        resident::detail::relayout_image(from, from.order, image.data(), same.data());
+        ASSERT_EQ(same, image) << "the same order is a copy";
+      }
+    }
+}
+
+TEST(Relayout, EveryChannelCountSizeAndElementTypeLandsWhereTheOrderPutsIt) {
+  check_relayout<std::uint8_t>();
+  check_relayout<std::uint16_t>();
+  check_relayout<float>();
+  check_relayout<double>();
 }
 
 }  // namespace

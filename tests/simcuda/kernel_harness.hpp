@@ -27,11 +27,14 @@
 namespace resident::detail {
 
 /// Reaches device memory through the simulation's own mapping of it (host code cannot touch
-/// device addresses there).
+/// device addresses there), checking that the `count` elements the body touches lie in one
+/// live allocation: a kernel that strays out of its memory stops the test, naming the address,
+/// where on a device it would read a neighbour's bytes or fault at random.
 struct SimulatedReach {
   template <class T>
-  [[nodiscard]] T* operator()(T* pointer) const noexcept {
-    return static_cast<T*>(resident::testing::simcuda::reach(pointer));
+  [[nodiscard]] T* operator()(T* pointer, std::uint64_t count) const noexcept {
+    return static_cast<T*>(
+        resident::testing::simcuda::reach(pointer, static_cast<std::size_t>(count) * sizeof(T)));
   }
 };
 

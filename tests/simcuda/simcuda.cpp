@@ -76,6 +76,8 @@ class Heap {
 
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
   [[nodiscard]] std::size_t used() const { return used_; }
+  /// What an allocation of `bytes` takes.
+  [[nodiscard]] static std::size_t taken(std::size_t bytes) { return round_up(bytes, alignment); }
 
   /// A device address of `bytes`, or null when no free run is large enough.
   std::byte* allocate(std::size_t bytes, std::uint64_t id) {
@@ -120,9 +122,28 @@ class Heap {
     free_[start] = size;
     return true;
   }
+  /// Keeps the allocation at `pointer` taken but makes it nobody's (id 0): a memory pool's
+  /// cached block, which work still using it reaches after its free.
+  void cache(const void* pointer) {
+    Live& block = live_.at(offset_of(pointer));
+    block.id = 0;
+    std::memset(alias_ + offset_of(pointer), 0xDD, block.size);  // freed memory reads as garbage
+  }
+  /// Hands the cached block at `pointer` out again, for `bytes`, as allocation `id`.
+  void reuse(const void* pointer, std::size_t bytes, std::uint64_t id) {
+    Live& block = live_.at(offset_of(pointer));
+    block.requested = bytes;
+    block.id = id;
+  }
   [[nodiscard]] bool contains_address(const void* pointer) const {
     const auto* byte = static_cast<const std::byte*>(pointer);
     return byte >= base_ && byte < base_ + capacity_;
+  }
+  /// Whether `[pointer, pointer + bytes)` shares a byte with this device's memory.
+  [[nodiscard]] bool overlaps(const void* pointer, std::size_t bytes) const {
+    const auto first = reinterpret_cast<std::uintptr_t>(pointer);  // NOLINT: an address
+    const auto base = reinterpret_cast<std::uintptr_t>(base_);     // NOLINT: an address
+    return bytes != 0 && first < base + capacity_ && (first >= base || base - first < bytes);
   }
   /// The id of the live allocation holding `[pointer, pointer + bytes)`, if one does.
   [[nodiscard]] std::optional<std::uint64_t> holder(const void* pointer, std::size_t bytes) const {
@@ -131,10 +152,43 @@ class Heap {
     auto found = live_.upper_bound(offset);
     if (found == live_.begin()) return std::nullopt;
     --found;
-    if (offset + bytes > found->first + found->second.requested) return std::nullopt;
+    if (found->second.id == 0 || bytes > found->second.requested ||
+        offset - found->first > found->second.requested - bytes)
+      return std::nullopt;
     return found->second.id;
   }
+  /// Whether `pointer` lies in a block a memory pool keeps (freed, and not handed out since).
+  [[nodiscard]] bool cached_at(const void* pointer) const {
+    if (!contains_address(pointer)) return false;
+    const std::size_t offset = offset_of(pointer);
+    auto found = live_.upper_bound(offset);
+    if (found == live_.begin()) return false;
+    --found;
+    return found->second.id == 0 && offset < found->first + found->second.size;
+  }
+  /// The live allocation (its start and the bytes asked for) whose bytes lie nearest to
+  /// `pointer`: the one it runs past, or the one it falls short of (an address just past one
+  /// allocation and at the start of the next is the next's). A `pointer` below this device's
+  /// memory (a range that runs into it) is nearest to its first allocation.
+  [[nodiscard]] std::optional<std::pair<const std::byte*, std::size_t>> nearest(
+      const void* pointer) const {
+    const std::size_t offset = contains_address(pointer) ? offset_of(pointer) : 0;
+    std::optional<std::pair<const std::byte*, std::size_t>> best;
+    std::size_t best_distance = 0;
+    for (const auto& [start, block] : live_) {
+      if (block.id == 0) continue;
+      const std::size_t end = start + block.requested;
+      const std::size_t distance =
+          offset < start ? start - offset : (offset >= end ? offset - end + 1 : 0);
+      if (!best || distance < best_distance) {
+        best = std::make_pair(base_ + start, block.requested);
+        best_distance = distance;
+      }
+    }
+    return best;
+  }
   [[nodiscard]] bool live(std::uint64_t id) const {
+    if (id == 0) return false;  // a pool's cached block
     return std::any_of(live_.begin(), live_.end(),
                        [&](const auto& entry) { return entry.second.id == id; });
   }
@@ -144,7 +198,7 @@ class Heap {
   struct Live {
     std::size_t size;       // rounded up
     std::size_t requested;  // what the caller asked for: reads beyond it are out of bounds
-    std::uint64_t id;
+    std::uint64_t id;       // 0: freed into a memory pool, which keeps it (see `cache`)
   };
   static std::size_t page() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
   static std::size_t round_up(std::size_t bytes, std::size_t unit) {
@@ -268,6 +322,35 @@ struct EventState {
   }
 };
 
+/// A stream-ordered memory pool: a device's default pool, or one `cudaMemPoolCreate` made. Its
+/// blocks are taken from the device's heap; a free its stream reaches puts the block in the
+/// cache (reserved, no longer used) that the pool's next allocations take from first, and the
+/// release threshold decides how much of the cache the pool keeps (applied as each free is
+/// reached, where a device applies it at the next synchronisation).
+struct PoolState {
+  PoolState(int on, bool is_default, std::size_t most) noexcept
+      : device(on), default_pool(is_default), max_size(most) {}
+
+  int device;
+  bool default_pool;
+  std::size_t max_size;  // reserved bytes at most; 0: the device's
+  std::uint64_t release_threshold = 0;
+  int reuse_follow_event_dependencies = 1;  // kept for the attributes; reuse needs no order here
+  int reuse_allow_opportunistic = 1;
+  int reuse_allow_internal_dependencies = 1;
+  std::multimap<std::size_t, std::byte*> cached;  // bytes taken -> block
+  std::size_t reserved = 0, used = 0;             // bytes taken from the heap; handed out
+  std::size_t reserved_high = 0, used_high = 0;
+  bool destroyed = false;  // its handle is gone; it gives every block back as it returns
+};
+
+/// A block a pool holds, as `State::pool_blocks` keeps it.
+struct PoolBlock {
+  enum Use { in_use, freeing, cached } use;  // freeing: `cudaFreeAsync`'d, not yet reached
+  std::size_t size;                          // bytes taken from the heap
+  std::shared_ptr<PoolState> pool;
+};
+
 }  // namespace
 
 // The runtime's handles are pointers to these (declared, never defined, by the CUDA headers).
@@ -276,6 +359,9 @@ struct CUstream_st {
 };
 struct CUevent_st {
   std::shared_ptr<EventState> state;
+};
+struct CUmemPoolHandle_st {
+  std::shared_ptr<PoolState> state;
 };
 
 namespace {
@@ -296,8 +382,12 @@ struct State {
   std::map<const std::byte*, PinnedRange> pinned;
   std::set<cudaStream_t> streams;
   std::set<cudaEvent_t> events;
-  std::vector<std::shared_ptr<StreamState>> legacy;  // stream 0 of each device
-  std::uint64_t next_id = 1;
+  std::vector<std::shared_ptr<StreamState>> legacy;   // stream 0 of each device
+  std::set<cudaMemPool_t> pools;                      // live pool handles, default pools included
+  std::vector<cudaMemPool_t> default_pools;           // each device's, never destroyed
+  std::vector<cudaMemPool_t> current_pools;           // each device's `cudaMallocAsync` pool
+  std::map<const std::byte*, PoolBlock> pool_blocks;  // every block a pool holds
+  std::uint64_t next_id = 1;  // of allocations and pinned ranges; 0 is a pool's cached block
   std::uint64_t streams_made = 0;
 
   State() {
@@ -318,6 +408,16 @@ struct State {
       heaps.push_back(std::make_unique<Heap>(settings.device_bytes));
     contexts.assign(static_cast<std::size_t>(std::max(settings.devices, 0)), false);
     legacy.resize(heaps.size());
+    // Default pools outlive a rebuild (a test may keep their handles); every device's current
+    // pool is its default again.
+    for (std::size_t device = default_pools.size(); device < heaps.size(); ++device) {
+      auto pool = std::make_shared<PoolState>(static_cast<int>(device), true, 0);
+      auto* made = new CUmemPoolHandle_st{std::move(pool)};  // NOLINT: the handle, kept forever
+      default_pools.push_back(made);
+      pools.insert(made);
+    }
+    current_pools.assign(default_pools.begin(),
+                         default_pools.begin() + static_cast<std::ptrdiff_t>(heaps.size()));
   }
   std::shared_ptr<StreamState> new_stream(int device) {
     return std::make_shared<StreamState>(device, settings.max_delay_us, settings.delay_one_in,
@@ -477,6 +577,122 @@ CUresult CUDAAPI primary_context_state(CUdevice device, unsigned int* flags, int
   if (flags != nullptr) *flags = 0;
   if (active != nullptr) *active = m.contexts[static_cast<std::size_t>(device)] ? 1 : 0;
   return CUDA_SUCCESS;
+}
+
+/// The pool of a handle; null for one that does not exist. The caller holds the machine's mutex.
+std::shared_ptr<PoolState> pool_state(State& m, cudaMemPool_t pool) {
+  if (pool == nullptr || m.pools.count(pool) == 0) return nullptr;
+  return pool->state;
+}
+
+/// Gives `pool`'s cached blocks back to its device, largest first, as long as the pool keeps
+/// `keep` reserved bytes or more (what `cudaMemPoolTrimTo` promises). The caller locks.
+void trim(State& m, PoolState& pool, std::uint64_t keep) {
+  if (!device_exists(m, pool.device)) return;  // a pool of a device gone holds no blocks
+  Heap& heap = *m.heaps[static_cast<std::size_t>(pool.device)];
+  auto block = pool.cached.end();
+  while (block != pool.cached.begin()) {
+    --block;
+    if (pool.reserved - block->first < keep) continue;
+    pool.reserved -= block->first;
+    m.pool_blocks.erase(block->second);
+    heap.release(block->second);
+    block = pool.cached.erase(block);
+  }
+}
+
+/// A block of `bytes` from `pool`: the smallest cached block that holds them, else new memory
+/// from the device, after giving the pool's cache back where the device or the pool's maximum
+/// is short of room (as the driver does before it reports a pool out of memory). Null where
+/// there is no room. The caller locks.
+std::byte* pool_take(State& m, const std::shared_ptr<PoolState>& pool, std::size_t bytes) {
+  Heap& heap = *m.heaps[static_cast<std::size_t>(pool->device)];
+  const std::uint64_t id = m.next_id++;
+  std::byte* block = nullptr;
+  std::size_t size = Heap::taken(bytes);
+  if (const auto cached = pool->cached.lower_bound(size); cached != pool->cached.end()) {
+    size = cached->first;
+    block = cached->second;
+    pool->cached.erase(cached);
+    heap.reuse(block, bytes, id);
+    m.pool_blocks.at(block).use = PoolBlock::in_use;
+  } else {
+    const auto fits = [&] {
+      return pool->max_size == 0 || pool->reserved + size <= pool->max_size;
+    };
+    if (fits()) block = heap.allocate(bytes, id);
+    if (block == nullptr) {
+      trim(m, *pool, 0);
+      if (fits()) block = heap.allocate(bytes, id);
+    }
+    if (block == nullptr) return nullptr;
+    pool->reserved += size;
+    m.pool_blocks.emplace(block, PoolBlock{PoolBlock::in_use, size, pool});
+  }
+  pool->used += size;
+  pool->reserved_high = std::max(pool->reserved_high, pool->reserved);
+  pool->used_high = std::max(pool->used_high, pool->used);
+  std::memset(heap.alias(block), 0xA5, bytes);  // fresh memory is not zeroed on a device
+  return block;
+}
+
+/// A stream reached the free of pool block `block`: the block goes to its pool's cache, which
+/// keeps what the release threshold allows (nothing, for a destroyed pool).
+void free_reached(const std::byte* block) {
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const auto found = m.pool_blocks.find(block);
+  if (found == m.pool_blocks.end() || found->second.use != PoolBlock::freeing)
+    die("a stream reached the free of a block its pool does not hold");
+  const std::shared_ptr<PoolState> pool = found->second.pool;  // outlives the entry's trim
+  m.heaps[static_cast<std::size_t>(pool->device)]->cache(block);
+  found->second.use = PoolBlock::cached;
+  pool->used -= found->second.size;
+  pool->cached.emplace(found->second.size, const_cast<std::byte*>(block));  // NOLINT: its own
+  trim(m, *pool, pool->destroyed ? 0 : pool->release_threshold);
+}
+
+/// `cudaMallocAsync` (`handle` null: the current pool of the stream's device) and
+/// `cudaMallocFromPoolAsync`. The memory is taken at once: work the stream runs later finds it
+/// allocated, as the allocation's stream order promises.
+cudaError_t allocate_async(void** pointer, std::size_t bytes, cudaMemPool_t handle,
+                           cudaStream_t stream) {
+  if (pointer == nullptr) return result(cudaErrorInvalidValue);
+  *pointer = nullptr;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const std::shared_ptr<StreamState> queue = stream_state(m, stream);
+  if (!queue) return result(cudaErrorInvalidResourceHandle);
+  const std::shared_ptr<PoolState> pool =
+      handle != nullptr ? pool_state(m, handle)
+                        : m.current_pools[static_cast<std::size_t>(queue->device())]->state;
+  if (!pool || !device_exists(m, pool->device)) return result(cudaErrorInvalidValue);
+  m.contexts[static_cast<std::size_t>(pool->device)] = true;
+  if (bytes == 0) return cudaSuccess;
+  std::byte* block = pool_take(m, pool, bytes);
+  if (block == nullptr) return result(cudaErrorMemoryAllocation);
+  *pointer = block;
+  return cudaSuccess;
+}
+
+/// What `reach` says of `bytes` at `pointer` that are not within one live allocation of `heap`.
+std::string outside(const Heap& heap, const void* pointer, std::size_t bytes) {
+  char text[256];  // NOLINT(modernize-avoid-c-arrays): snprintf's buffer
+  std::snprintf(text, sizeof text,
+                "a kernel reached %zu bytes at %p, which do not lie within one live device "
+                "allocation",
+                bytes, pointer);
+  std::string why = text;
+  if (heap.cached_at(pointer)) why += " (the address is in a block freed to a memory pool)";
+  if (const auto near = heap.nearest(pointer)) {
+    std::snprintf(text, sizeof text, "; the nearest allocation is %p, of %zu bytes (up to %p)",
+                  static_cast<const void*>(near->first), near->second,
+                  static_cast<const void*>(near->first + near->second));
+    why += text;
+  } else {
+    why += "; no device allocation is live";
+  }
+  return why;
 }
 
 /// Enqueues a copy on `stream`; `wait`: returns once it is done (the synchronous calls).
@@ -656,6 +872,7 @@ void configure(const Machine& settings) {
         settings.devices == m.settings.devices && settings.device_bytes == m.settings.device_bytes;
     m.settings = settings;
     if (same_devices) return;  // the delays: streams made from now on take them
+    for (cudaMemPool_t pool : m.pools) trim(m, *pool->state, 0);
     for (const auto& heap : m.heaps)
       if (heap->used() != 0) die("configure: device memory is still allocated");
     retired = m.legacy;  // joined below, outside the lock
@@ -732,6 +949,20 @@ void* reach(const void* device) {
   const std::lock_guard<std::mutex> lock(m.mutex);
   for (const auto& heap : m.heaps)
     if (heap->contains_address(device)) return heap->alias(device);
+  return const_cast<void*>(device);  // NOLINT: host memory is reached where it is
+}
+
+void* reach(const void* device, std::size_t bytes) {
+  State& m = ::state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  for (const auto& heap : m.heaps) {
+    if (heap->contains_address(device)) {
+      // Zero bytes touch nothing (an empty row may start at its allocation's end).
+      if (bytes == 0 || heap->holder(device, bytes)) return heap->alias(device);
+      die(outside(*heap, device, bytes));
+    }
+    if (heap->overlaps(device, bytes)) die(outside(*heap, device, bytes));
+  }
   return const_cast<void*>(device);  // NOLINT: host memory is reached where it is
 }
 
@@ -831,9 +1062,199 @@ cudaError_t CUDARTAPI cudaFree(void* pointer) {
   if (pointer == nullptr) return cudaSuccess;
   State& m = state();
   const std::lock_guard<std::mutex> lock(m.mutex);
+  // A pool's block goes back through `cudaFreeAsync` only, as on a device.
+  if (m.pool_blocks.count(static_cast<const std::byte*>(pointer)) != 0)
+    return result(cudaErrorInvalidValue);
   for (const auto& heap : m.heaps)
     if (heap->release(pointer)) return cudaSuccess;
   return result(cudaErrorInvalidValue);
+}
+
+cudaError_t CUDARTAPI cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t stream) {
+  if (auto error = injected(__func__)) return *error;
+  return allocate_async(pointer, bytes, nullptr, stream);
+}
+
+cudaError_t CUDARTAPI cudaMallocFromPoolAsync(void** pointer, size_t bytes, cudaMemPool_t pool,
+                                              cudaStream_t stream) {
+  if (auto error = injected(__func__)) return *error;
+  if (pool == nullptr) return result(cudaErrorInvalidValue);
+  return allocate_async(pointer, bytes, pool, stream);
+}
+
+cudaError_t CUDARTAPI cudaFreeAsync(void* pointer, cudaStream_t stream) {
+  if (auto error = injected(__func__)) return *error;
+  if (pointer == nullptr) return cudaSuccess;
+  const auto* block = static_cast<const std::byte*>(pointer);
+  State& m = state();
+  std::shared_ptr<StreamState> queue;
+  {
+    const std::lock_guard<std::mutex> lock(m.mutex);
+    queue = stream_state(m, stream);
+    if (!queue) return result(cudaErrorInvalidResourceHandle);
+    const auto found = m.pool_blocks.find(block);
+    // Not a pool's block, or one already freed: `cudaFree`'s memory is not the pools'.
+    if (found == m.pool_blocks.end() || found->second.use != PoolBlock::in_use)
+      return result(cudaErrorInvalidValue);
+    found->second.use = PoolBlock::freeing;
+  }
+  // The block stays allocated for the work queued before the free: it returns when the stream
+  // reaches the free.
+  queue->push([block] { free_reached(block); });
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* properties) {
+  if (auto error = injected(__func__)) return *error;
+  if (pool == nullptr || properties == nullptr ||
+      properties->allocType != cudaMemAllocationTypePinned)
+    return result(cudaErrorInvalidValue);
+  // Device memory only: the simulation has no pools of host memory, nor shareable handles.
+  if (properties->location.type != cudaMemLocationTypeDevice ||
+      properties->handleTypes != cudaMemHandleTypeNone)
+    return result(cudaErrorNotSupported);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, properties->location.id)) return result(cudaErrorInvalidValue);
+  auto fresh = std::make_shared<PoolState>(properties->location.id, false, properties->maxSize);
+  auto* made = new CUmemPoolHandle_st{std::move(fresh)};  // NOLINT: the handle
+  m.pools.insert(made);
+  *pool = made;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolDestroy(cudaMemPool_t pool) {
+  if (auto error = injected(__func__)) return *error;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const std::shared_ptr<PoolState> destroyed = pool_state(m, pool);
+  if (!destroyed || destroyed->default_pool) return result(cudaErrorInvalidValue);
+  m.pools.erase(pool);
+  for (std::size_t device = 0; device < m.current_pools.size(); ++device)
+    if (m.current_pools[device] == pool) m.current_pools[device] = m.default_pools[device];
+  // Blocks still in use, or whose frees no stream has reached, come back later: their pool
+  // lives on in them until then, and gives each back to the device as it comes.
+  destroyed->destroyed = true;
+  trim(m, *destroyed, 0);
+  delete pool;  // NOLINT: the handle
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep) {
+  if (auto error = injected(__func__)) return *error;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const std::shared_ptr<PoolState> trimmed = pool_state(m, pool);
+  if (!trimmed) return result(cudaErrorInvalidValue);
+  trim(m, *trimmed, keep);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attribute,
+                                              void* value) {
+  if (auto error = injected(__func__)) return *error;
+  if (value == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const std::shared_ptr<PoolState> set = pool_state(m, pool);
+  if (!set) return result(cudaErrorInvalidValue);
+  // Each attribute has its value's type: read as the attribute says.
+  const auto flag = [&](int& kept) { kept = *static_cast<const int*>(value); };
+  const auto number = [&] { return *static_cast<const cuuint64_t*>(value); };
+  switch (attribute) {
+    case cudaMemPoolReuseFollowEventDependencies:
+      flag(set->reuse_follow_event_dependencies);
+      return cudaSuccess;
+    case cudaMemPoolReuseAllowOpportunistic:
+      flag(set->reuse_allow_opportunistic);
+      return cudaSuccess;
+    case cudaMemPoolReuseAllowInternalDependencies:
+      flag(set->reuse_allow_internal_dependencies);
+      return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold:
+      set->release_threshold = number();
+      return cudaSuccess;
+    // The high watermarks can only be reset (to zero, which restarts them at the current).
+    case cudaMemPoolAttrReservedMemHigh:
+      if (number() != 0) return result(cudaErrorInvalidValue);
+      set->reserved_high = set->reserved;
+      return cudaSuccess;
+    case cudaMemPoolAttrUsedMemHigh:
+      if (number() != 0) return result(cudaErrorInvalidValue);
+      set->used_high = set->used;
+      return cudaSuccess;
+    default:
+      return result(cudaErrorInvalidValue);
+  }
+}
+
+cudaError_t CUDARTAPI cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attribute,
+                                              void* value) {
+  if (auto error = injected(__func__)) return *error;
+  if (value == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  const std::shared_ptr<PoolState> got = pool_state(m, pool);
+  if (!got) return result(cudaErrorInvalidValue);
+  const auto flag = [&](int kept) {
+    *static_cast<int*>(value) = kept;
+    return cudaSuccess;
+  };
+  const auto number = [&](std::uint64_t kept) {
+    *static_cast<cuuint64_t*>(value) = kept;
+    return cudaSuccess;
+  };
+  switch (attribute) {
+    case cudaMemPoolReuseFollowEventDependencies:
+      return flag(got->reuse_follow_event_dependencies);
+    case cudaMemPoolReuseAllowOpportunistic:
+      return flag(got->reuse_allow_opportunistic);
+    case cudaMemPoolReuseAllowInternalDependencies:
+      return flag(got->reuse_allow_internal_dependencies);
+    case cudaMemPoolAttrReleaseThreshold:
+      return number(got->release_threshold);
+    case cudaMemPoolAttrReservedMemCurrent:
+      return number(got->reserved);
+    case cudaMemPoolAttrReservedMemHigh:
+      return number(got->reserved_high);
+    case cudaMemPoolAttrUsedMemCurrent:
+      return number(got->used);
+    case cudaMemPoolAttrUsedMemHigh:
+      return number(got->used_high);
+    default:
+      return result(cudaErrorInvalidValue);
+  }
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  if (auto error = injected(__func__)) return *error;
+  if (pool == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, device)) return result(cudaErrorInvalidDevice);
+  *pool = m.default_pools[static_cast<std::size_t>(device)];
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
+  if (auto error = injected(__func__)) return *error;
+  if (pool == nullptr) return result(cudaErrorInvalidValue);
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, device)) return result(cudaErrorInvalidDevice);
+  *pool = m.current_pools[static_cast<std::size_t>(device)];
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
+  if (auto error = injected(__func__)) return *error;
+  State& m = state();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  if (!device_exists(m, device)) return result(cudaErrorInvalidDevice);
+  const std::shared_ptr<PoolState> chosen = pool_state(m, pool);
+  if (!chosen || chosen->device != device) return result(cudaErrorInvalidValue);
+  m.current_pools[static_cast<std::size_t>(device)] = pool;
+  return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaMallocHost(void** pointer, size_t bytes) {

@@ -16,6 +16,10 @@
 // - `cudaFree` and `cudaFreeHost` release at once, without waiting for the streams (as a
 //   stream-ordered pool would): work still queued on the memory is a use-after-free that the
 //   sanitizers see;
+// - stream-ordered allocation (`cudaMallocAsync`, `cudaMallocFromPoolAsync`, `cudaFreeAsync`,
+//   the memory pools) takes memory at once, from the pool's cache of freed blocks or the
+//   device's; a free takes effect when its stream reaches it, into the pool's cache (reserved,
+//   no longer used), which gives back to the device what its release threshold does not keep;
 // - any call can be made to fail (`fail_call`).
 
 #include <cuda_runtime_api.h>
@@ -38,8 +42,9 @@ struct Machine {
   std::uint64_t seed = 1;      ///< of the delays
 };
 
-/// @brief Sets up the machine afresh: every device allocation must have been freed, unless
-/// only the delays change (they apply to the streams made from then on).
+/// @brief Sets up the machine afresh: every device allocation must have been freed (the memory
+/// pools give their cached blocks back first), unless only the delays change (they apply to the
+/// streams made from then on).
 /// Defaults: `Machine{}`, with `RESIDENT_SIMCUDA_DELAY_US` and `RESIDENT_SIMCUDA_SEED` from
 /// the environment where set.
 void configure(const Machine& machine);
@@ -57,7 +62,7 @@ bool failure_fired();
 /// @brief Calls made so far (as `fail_call` counts them).
 std::size_t calls();
 
-/// @brief Bytes allocated on `device` now.
+/// @brief Bytes allocated on `device` now (the memory pools' cached blocks included).
 std::size_t device_bytes_used(int device = 0);
 /// @brief Page-locked host bytes allocated now (`cudaMallocHost`, `cudaHostAlloc`).
 std::size_t pinned_bytes();
@@ -74,6 +79,10 @@ void peek(void* destination, const void* source, std::size_t bytes);
 /// @brief The host address through which the simulation reaches device address `device`
 /// (itself for host memory): for the kernel harness, which runs kernels on host threads.
 void* reach(const void* device);
+/// @brief `reach`, for a kernel body that reads or writes the `bytes` from `device` on: stops
+/// the program, naming the address, the bytes and the nearest live allocation, unless they lie
+/// within one live device allocation (not a block freed to a pool) or in host memory.
+void* reach(const void* device, std::size_t bytes);
 
 /// @brief Runs `work` on `stream` in order with its other work (a kernel launch, for the kernel
 /// harness); `cudaErrorInvalidResourceHandle` for a stream that does not exist.

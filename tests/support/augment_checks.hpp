@@ -37,7 +37,8 @@ inline std::int64_t reflect_index(std::int64_t i, std::int64_t n) {
 }
 
 /// One image through pad -> crop at (offset_y, offset_x) of the padded image -> flip ->
-/// `convert` -> cutout, as separate passes over explicit images.
+/// `convert` (element indices of the stored layout) -> cutout -> the output order, as separate
+/// passes over explicit images.
 template <class In, class Out, class Convert>
 std::vector<Out> reference_augment(const Augmentation& augmentation, std::int64_t offset_y,
                                    std::int64_t offset_x, bool flip, std::int64_t cut_top,
@@ -92,7 +93,15 @@ std::vector<Out> reference_augment(const Augmentation& augmentation, std::int64_
         for (std::size_t c = 0; c < c_count; ++c)
           result[element_of(layout, c, static_cast<std::size_t>(y), static_cast<std::size_t>(x))] =
               Out{};
-  return result;
+  if (!augmentation.relayout) return result;
+  // The batch's order (OutputLayout): the same pixels, moved element by element.
+  const ImageLayout out{augmentation.output.order, layout.channels, layout.height, layout.width};
+  std::vector<Out> moved(result.size());
+  for (std::size_t c = 0; c < c_count; ++c)
+    for (std::size_t y = 0; y < layout.height; ++y)
+      for (std::size_t x = 0; x < layout.width; ++x)
+        moved[element_of(out, c, y, x)] = result[element_of(layout, c, y, x)];
+  return moved;
 }
 
 /// The reference of row `global_row` under `key`: the draws made again from the generator's
@@ -151,8 +160,14 @@ void expect_rows_match_reference(Dataset& ds, Epoch& epoch, const Augmentation& 
                                  const std::string& context) {
   const std::size_t elements = augmentation.image.elements();
   const detail::AugmentKey key{options.seed, options.epoch, 0};
+  const ImageLayout& image = augmentation.image;
+  const Shape out_shape = !augmentation.relayout ? ds.template field<0>().row_shape()
+                          : augmentation.output.order == ImageLayout::Order::chw
+                              ? Shape{image.channels, image.height, image.width}
+                              : Shape{image.height, image.width, image.channels};
   for (std::size_t k = 0; k < epoch.size(); ++k) {
     const auto batch = epoch.batch(k);
+    ASSERT_EQ(std::get<0>(batch).row_shape(), out_shape) << context << ": batch " << k;
     const auto pixels = read_back(ds.space(), ds.stream(), std::get<0>(batch));
     using Out = typename decltype(pixels)::value_type;
     const auto rows = read_back(ds.space(), ds.stream(), std::get<1>(batch));
@@ -177,8 +192,15 @@ void check_augmentation_matches_reference(const Space& space) {
     std::vector<std::int64_t> ids(n);
     std::iota(ids.begin(), ids.end(), std::int64_t{0});
     for (const Fill fill : {Fill::zeros, Fill::reflect}) {
-      const auto augmented = augment<0>(layout, RandomCrop{fill == Fill::reflect ? 4U : 6U, fill},
-                                        RandomFlip{}, Cutout{3});
+      // Reflected crops are served in the other element order (OutputLayout).
+      auto augmented = augment<0>(layout, RandomCrop{fill == Fill::reflect ? 4U : 6U, fill},
+                                  RandomFlip{}, Cutout{3});
+      if (fill == Fill::reflect) {
+        augmented.augmentation.output.order = layout.order == ImageLayout::Order::chw
+                                                  ? ImageLayout::Order::hwc
+                                                  : ImageLayout::Order::chw;
+        augmented.augmentation.relayout = true;
+      }
       struct Case {
         std::size_t batch;
         Remainder remainder;
@@ -224,26 +246,43 @@ void check_augmentation_matches_reference(const Space& space) {
 template <class Space>
 void check_augmented_conversion(const Space& space, Shuffle shuffle) {
   constexpr std::size_t n = 40;
-  const ImageLayout layout = ImageLayout::chw(3, 8, 6);
-  const auto images = random_images(n, layout.elements(), 23);
-  std::vector<std::int64_t> ids(n);
-  std::iota(ids.begin(), ids.end(), std::int64_t{0});
-  DatasetOptions options;
-  options.batch_size = 12;
-  options.remainder = Remainder::pad;
-  options.reserve_bytes = 0;
-  DeviceDataset<Space, std::uint8_t, std::int64_t> ds(
-      space, options, HostTensor<const std::uint8_t>(images.data(), image_shape(n, layout)),
-      HostTensor<const std::int64_t>(ids.data(), {n}));
-  const auto normalize =
-      Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, layout, 1.0f / 255);
-  const auto augmented = augment<0>(layout, RandomCrop{2}, RandomFlip{}, Cutout{4});
-  const EpochOptions epoch_options{9, 4, shuffle};
-  auto epoch = ds.epoch(epoch_options, convert<0>(normalize), augmented);
-  expect_rows_match_reference(
-      ds, epoch, augmented.augmentation, epoch_options, images,
-      [&](std::uint8_t value, std::size_t e) { return normalize(value, e); },
-      "Normalize + augment");
+  for (const ImageLayout layout : {ImageLayout::chw(3, 8, 6), ImageLayout::hwc(8, 6, 3)}) {
+    const auto images = random_images(n, layout.elements(), 23);
+    std::vector<std::int64_t> ids(n);
+    std::iota(ids.begin(), ids.end(), std::int64_t{0});
+    DatasetOptions options;
+    options.batch_size = 12;
+    options.remainder = Remainder::pad;
+    options.reserve_bytes = 0;
+    DeviceDataset<Space, std::uint8_t, std::int64_t> ds(
+        space, options, HostTensor<const std::uint8_t>(images.data(), image_shape(n, layout)),
+        HostTensor<const std::int64_t>(ids.data(), {n}));
+    const auto normalize =
+        Normalize::mean_std({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f}, layout, 1.0f / 255);
+    const auto reference = [&](std::uint8_t value, std::size_t e) { return normalize(value, e); };
+    const EpochOptions epoch_options{9, 4, shuffle};
+    const auto augmented = augment<0>(layout, RandomCrop{2}, RandomFlip{}, Cutout{4});
+    auto epoch = ds.epoch(epoch_options, convert<0>(normalize), augmented);
+    expect_rows_match_reference(ds, epoch, augmented.augmentation, epoch_options, images, reference,
+                                "Normalize + augment, " + layout.describe());
+    // Served in both orders, with and without the crop and flip (the channels of Normalize
+    // follow the images into the batch's order).
+    for (const ImageLayout::Order order : {ImageLayout::Order::chw, ImageLayout::Order::hwc}) {
+      const auto moved =
+          augment<0>(layout, RandomCrop{2}, RandomFlip{}, Cutout{4}, OutputLayout{order});
+      auto moved_epoch = ds.epoch(epoch_options, convert<0>(normalize), moved);
+      expect_rows_match_reference(ds, moved_epoch, moved.augmentation, epoch_options, images,
+                                  reference,
+                                  "Normalize + augment + OutputLayout, " + layout.describe());
+      const auto only = augment<0>(layout, OutputLayout{order});
+      auto only_epoch = ds.epoch(epoch_options, convert<0>(normalize), only);
+      expect_rows_match_reference(ds, only_epoch, only.augmentation, epoch_options, images,
+                                  reference, "Normalize + OutputLayout, " + layout.describe());
+      auto plain_epoch = ds.epoch(epoch_options, only);
+      expect_rows_match_reference(ds, plain_epoch, only.augmentation, epoch_options, images, Same{},
+                                  "OutputLayout, " + layout.describe());
+    }
+  }
 }
 
 }  // namespace resident::testing

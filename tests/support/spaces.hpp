@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "resident/resident.hpp"
@@ -236,11 +237,13 @@ class OverGatheringSpaces : public OverSpaces<Space> {
   }
 };
 
-/// Whether `Space` can be given a byte budget (`with_budget`, `used_bytes`).
+/// Whether `Space` can be given a byte budget (`with_budget`, `used_bytes`): the host spaces'
+/// static `with_budget(bytes)`, or `CudaSpace`'s, of a space.
 template <class Space, class = void>
 struct has_budget : std::false_type {};
 template <class Space>
-struct has_budget<Space, std::void_t<decltype(Space::with_budget(std::size_t{}))>>
+struct has_budget<Space,
+                  std::void_t<decltype(std::declval<const Space&>().with_budget(std::size_t{}))>>
     : std::true_type {};
 
 /// A space for a test: spaces with budgets get 64 MiB, so that the test can check that its
@@ -248,7 +251,7 @@ struct has_budget<Space, std::void_t<decltype(Space::with_budget(std::size_t{}))
 template <class Space>
 Space budgeted_space() {
   if constexpr (has_budget<Space>::value)
-    return Space::with_budget(std::size_t{64} << 20);
+    return Space{}.with_budget(std::size_t{64} << 20);
   else
     return Space{};
 }
@@ -266,6 +269,9 @@ class ExactSpace {
   static constexpr bool on_device = false;
 #endif
   static constexpr bool available = has_budget<Space>::value || on_device;
+  /// Whether the exact bytes are a budget (else the simulated device, whose allocations round
+  /// up to its granule).
+  static constexpr bool budgeted = has_budget<Space>::value && !on_device;
 
   explicit ExactSpace(std::size_t bytes)
       : machine_([&](auto& machine) {
@@ -276,7 +282,7 @@ class ExactSpace {
   [[nodiscard]] const Space& space() const noexcept { return space_; }
   /// Bytes the space has handed out.
   [[nodiscard]] std::size_t used() const {
-    if constexpr (has_budget<Space>::value) {
+    if constexpr (budgeted) {
       return space_.used_bytes();
     } else {
 #if RESIDENT_TEST_SIMULATED_CUDA
@@ -288,9 +294,11 @@ class ExactSpace {
   }
 
  private:
+  // The simulated device itself where there is one (its own figures are what is tested), else
+  // a budget.
   static Space make([[maybe_unused]] std::size_t bytes) {
-    if constexpr (has_budget<Space>::value)
-      return Space::with_budget(bytes);
+    if constexpr (budgeted)
+      return Space{}.with_budget(bytes);
     else
       return Space{};
   }

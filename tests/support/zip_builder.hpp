@@ -5,6 +5,8 @@
 // Test support: ZIP archives built byte by byte, as NumPy's zipfile writes them or with any
 // field made wrong, so that each refusal of the .npz reader can be shown on a file of its own.
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstddef>
@@ -154,6 +156,35 @@ inline ZipBytes build_zip(const std::vector<ZipMember>& members, bool zip64_end 
   put(zip.bytes, zip64_end ? 0xffffffff : zip.directory_offset, 4);
   put(zip.bytes, 0, 2);
   return zip;
+}
+
+/// @brief Writes at `path` a ZIP64 archive of one stored member `name`: the `.npy` header
+/// `prefix` followed by `data_bytes` bytes that are a hole of the file (zeros that take no
+/// disk), then the ZIP64 end records, past 4 GiB when the data is. Its CRC-32 is left 0 (check
+/// it and the archive is refused). False when the file cannot be written.
+inline bool write_sparse_member_archive(const std::string& path, const std::string& name,
+                                        const std::string& prefix, std::uint64_t data_bytes) {
+  ZipMember member(name, prefix);
+  member.zip64 = true;
+  member.crc = 0;
+  member.uncompressed_size = prefix.size() + data_bytes;
+  ZipBytes zip = build_zip({member}, true);
+  const std::uint64_t member_bytes = prefix.size() + data_bytes;
+  const std::size_t extra = 2 + 2 + 8;  // the compressed size, after the extra's id, size, size
+  patch(zip.bytes, 30 + name.size() + extra, member_bytes, 8);
+  patch(zip.bytes, zip.central_offsets[0] + 46 + name.size() + extra, member_bytes, 8);
+  const std::size_t record = zip.bytes.size() - 22 - 20 - 56;  // the ZIP64 end record
+  patch(zip.bytes, record + 48, zip.directory_offset + data_bytes, 8);
+  patch(zip.bytes, record + 56 + 8, record + data_bytes, 8);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const std::size_t head = zip.directory_offset;  // up to the end of the member's prefix
+  const std::size_t tail = zip.bytes.size() - head;
+  const bool written =
+      ::pwrite(fd, zip.bytes.data(), head, 0) == static_cast<::ssize_t>(head) &&
+      ::pwrite(fd, zip.bytes.data() + head, tail, static_cast<::off_t>(head + data_bytes)) ==
+          static_cast<::ssize_t>(tail);
+  return ::close(fd) == 0 && written;
 }
 
 }  // namespace resident::testing

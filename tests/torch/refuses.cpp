@@ -4,9 +4,11 @@
 // resident/torch.hpp makes when compiled, with a sentence. ctest builds each case's target and
 // passes when the compiler prints that sentence; nothing else builds them.
 //   1: libtorch 1.13 has no uint32 tensors, so `to_tensor` over such a field is refused.
-//   2: a StreamingDataset's batches lie in chunk slots it reuses: `to_tensors` is refused.
+//   2: a tensor shares the memory of the dataset a view came from: `to_tensor` of an epoch (not
+//      its dataset) is refused.
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "resident/device_dataset.hpp"
@@ -25,7 +27,7 @@ int main() {
   resident::StreamingDataset ds(resident::HostSpace{}, resident::DatasetOptions{},
                                 resident::HostTensor<const float>(values.data(), {64}));
   auto epoch = ds.epoch({});
-  return resident::to_tensors(epoch, 0)[0].numel() > 0 ? 0 : 1;
+  return resident::to_tensor(epoch, std::get<0>(epoch.batch(0))).numel() > 0 ? 0 : 1;
 #else
 #error "RESIDENT_REFUSED_CASE names no case"
 #endif

@@ -27,6 +27,7 @@
 #include "resident/device_dataset.hpp"
 #include "resident/token_dataset.hpp"
 #include "resident/torch.hpp"
+#include "support/epoch_checks.hpp"
 #include "support/spaces.hpp"
 
 namespace {
@@ -351,6 +352,48 @@ TYPED_TEST(ToTensor, ZeroCopyTensorsOutliveTheDataset) {
     EXPECT_EQ(got[i], fields.f32[std::size_t{16} * 3 + i]) << i;
 }
 
+// A streamed batch's tensors hold the memory they lie in (chunk slots, or the gather ring)
+// after the epoch and the dataset are gone: their values are the batch's, read after both.
+TYPED_TEST(ToTensor, StreamedTensorsOutliveTheEpochAndTheDataset) {
+  std::vector<std::int64_t> ids(100);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+  const HostTensor<const std::int64_t> tensor(ids.data(), {ids.size()});
+  DatasetOptions options;
+  options.batch_size = 10;
+  options.streaming.chunk_batches = 2;
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::samples}) {
+    torch::Tensor kept;
+    std::vector<std::int64_t> expected;
+    {
+      resident::StreamingDataset<TypeParam, std::int64_t> ds(this->space_, options, tensor);
+      auto epoch = ds.epoch({3, 0, shuffle});
+      const auto [x] = resident::to_tensors(epoch, 3);
+      kept = x;
+      expected = tensor_values<std::int64_t>(x);
+    }
+    EXPECT_EQ(tensor_values<std::int64_t>(kept), expected)
+        << resident::testing::shuffle_name(shuffle);
+    EXPECT_EQ(expected.size(), 10U);
+  }
+}
+
+// Holding a TensorBatch over a chunk slot does not stop its epoch from reading on: past the
+// view's bound the slot is loaded again, and the batch's release says so.
+TEST(ToTensorStreamed, ABatchHeldPastItsBoundIsRefusedAtItsRelease) {
+  std::vector<std::int64_t> ids(100);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+  DatasetOptions options;
+  options.batch_size = 10;
+  options.streaming = resident::StreamOptions{1, 3, 1};
+  resident::StreamingDataset<resident::HostSpace, std::int64_t> ds(
+      resident::HostSpace{}, options, HostTensor<const std::int64_t>(ids.data(), {ids.size()}));
+  auto epoch = ds.epoch({1, 0, Shuffle::none});
+  auto held = resident::to_tensors(epoch, 0);
+  EXPECT_EQ(tensor_values<std::int64_t>(held[0]).front(), 0);
+  for (std::size_t k = 1; k < epoch.size(); ++k) (void)epoch.batch(k);
+  EXPECT_THROW(held.release(), resident::Error);
+}
+
 // A batch of tensors releases its batch once: at `release()` or at its end, whichever is first;
 // not once moved from, nor once its epoch is gone; and `release()` says when the slot already
 // holds another batch.
@@ -574,36 +617,60 @@ TYPED_TEST(ToTensor, AFieldPastTheLastIsOutOfRange) {
   EXPECT_THROW((void)resident::to_tensors(epoch, epoch.size()), std::out_of_range);
 }
 
-// make_dataset's Dataset: its preloaded epochs give tensors as DeviceDataset's do; a streamed
-// one is refused with the reason (its batches lie in chunk slots it reuses).
-TYPED_TEST(ToTensor, ADatasetThatPreloadsGivesTensorsAndOneThatStreamsIsRefused) {
+// make_dataset's Dataset gives tensors whether it preloads or streams, and so does a
+// StreamingDataset: the same loop, the same values, under every shuffle and with a conversion
+// per field; a batch a stream serves from its chunk slots is a tensor over the slot.
+TYPED_TEST(ToTensor, EveryDatasetGivesTensorsPreloadedOrStreamed) {
   std::vector<std::int64_t> ids(1000);
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
-  const HostTensor<const std::int64_t> tensor(ids.data(), {ids.size()});
+  std::vector<std::int32_t> labels(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = static_cast<std::int64_t>(i);
+    labels[i] = static_cast<std::int32_t>(i % 7);
+  }
+  const HostTensor<const std::int64_t> x(ids.data(), {ids.size()});
+  const HostTensor<const std::int32_t> y(labels.data(), {labels.size()});
   DatasetOptions options;
   options.batch_size = 10;
-  auto roomy = resident::make_dataset(this->space_, options, tensor);
+  options.streaming.chunk_batches = 3;
+  auto roomy = resident::make_dataset(this->space_, options, x, y);
   ASSERT_FALSE(roomy.is_streaming());
-  auto epoch = roomy.epoch({2, 0, Shuffle::samples});
-  std::vector<int> seen(ids.size(), 0);
-  for (std::size_t k = 0; k < epoch.size(); ++k) {
-    const auto [x] = resident::to_tensors(epoch, k);
-    EXPECT_EQ(x.data_ptr(), static_cast<const void*>(std::get<0>(epoch.batch(k)).data()));
-    for (const std::int64_t id : tensor_values<std::int64_t>(x))
-      ++seen[static_cast<std::size_t>(id)];
-  }
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(ids.size()));
-  if constexpr (std::is_same_v<TypeParam, resident::HostSpace>) {
-    auto streamed = resident::make_dataset(resident::HostSpace::with_budget(2048), options, tensor);
-    ASSERT_TRUE(streamed.is_streaming());
-    auto streamed_epoch = streamed.epoch({2, 0, Shuffle::samples});
-    try {
-      (void)resident::to_tensors(streamed_epoch, 0);
-      ADD_FAILURE() << "a streamed batch was made a tensor";
-    } catch (const resident::InvalidArgument& error) {
-      EXPECT_NE(std::string(error.what()).find("this dataset streams"), std::string::npos)
-          << error.what();
-    }
+  DatasetOptions tight = options;
+  tight.reserve_bytes = this->space_.capacity().free_bytes - (std::size_t{12} << 10);
+  auto streamed = resident::make_dataset(this->space_, tight, x, y);
+  ASSERT_TRUE(streamed.is_streaming()) << streamed.plan();
+  resident::StreamingDataset<TypeParam, std::int64_t, std::int32_t> stream(this->space_, options, x,
+                                                                           y);
+  const auto cast = resident::convert<1>(resident::Cast<std::int64_t>{});
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
+    const resident::EpochOptions at{2, 1, shuffle};
+    auto expected = roomy.epoch(at, cast);
+    const auto check = [&](auto& epoch, const char* what) {
+      ASSERT_EQ(epoch.size(), expected.size()) << what;
+      std::vector<int> seen(ids.size(), 0);
+      for (std::size_t k = 0; k < epoch.size(); ++k) {
+        const auto [ids_k, labels_k] = resident::to_tensors(epoch, k);
+        EXPECT_EQ(labels_k.scalar_type(), torch::kLong);
+        const auto [want_ids, want_labels] = resident::to_tensors(expected, k);
+        ASSERT_EQ(tensor_values<std::int64_t>(ids_k), tensor_values<std::int64_t>(want_ids))
+            << what << ", batch " << k;
+        ASSERT_EQ(tensor_values<std::int64_t>(labels_k), tensor_values<std::int64_t>(want_labels))
+            << what << ", batch " << k;
+        for (const std::int64_t id : tensor_values<std::int64_t>(ids_k))
+          ++seen[static_cast<std::size_t>(id)];
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(ids.size()))
+          << what;
+    };
+    auto from_plan = streamed.epoch(at, cast);
+    check(from_plan, "make_dataset, streamed");
+    auto from_stream = stream.epoch(at, cast);
+    check(from_stream, "StreamingDataset");
+    // Unconverted and unshuffled, a streamed batch is a view of a chunk slot: the tensor lies
+    // there, zero-copy.
+    auto plain = stream.epoch(at);
+    const auto batch = resident::to_tensors(plain, 1);
+    EXPECT_EQ(batch[0].data_ptr(), static_cast<const void*>(std::get<0>(plain.batch(1)).data()));
   }
 }
 

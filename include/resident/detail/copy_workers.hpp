@@ -17,6 +17,7 @@
 
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/function_ref.hpp"
+#include "resident/detail/io/bus_faults.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
@@ -275,6 +276,7 @@ class CopyWorkers {
   }
 
   void serve() {
+    deliver_bus_faults();  // blocks may read files' mappings: see bus_faults.hpp
     std::uint64_t seen = 0;
     for (;;) {
       seen = await_generation(seen);

@@ -202,10 +202,13 @@ inline std::size_t cgroup_bytes(const char* path, std::size_t fallback) {
 /// @brief Available and total host memory as the OS reports them, narrowed by a cgroup v2
 /// memory limit when the process runs in one (containers, Slurm jobs): that limit, not the
 /// machine's RAM, is what an allocation runs into.
-inline Capacity host_capacity() {
-  Capacity capacity{meminfo_bytes("MemAvailable"), meminfo_bytes("MemTotal")};
+inline CapacityReport host_capacity_report() {
+  CapacityReport report{{meminfo_bytes("MemAvailable"), meminfo_bytes("MemTotal")},
+                        "/proc/meminfo's MemAvailable and MemTotal"};
+  Capacity& capacity = report.capacity;
 #if defined(__linux__)
   if (capacity.total_bytes == 0) {
+    report.source = "sysconf's available and physical pages";
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     capacity.total_bytes = static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)) * page;
     capacity.free_bytes = static_cast<std::size_t>(::sysconf(_SC_AVPHYS_PAGES)) * page;
@@ -218,9 +221,13 @@ inline Capacity host_capacity() {
     const std::size_t left = limit > used ? limit - used : 0;
     capacity.total_bytes = limit;
     if (left < capacity.free_bytes) capacity.free_bytes = left;
+    report.source += ", narrowed by the cgroup's memory.max and memory.current";
   }
-  return capacity;
+  return report;
 }
+
+/// @brief `host_capacity_report()`'s figures.
+inline Capacity host_capacity() { return host_capacity_report().capacity; }
 
 /// @brief Host memory a process can still take without pushing the system into swap or the
 /// OOM killer: `host_capacity().free_bytes` (MemAvailable, narrowed by a cgroup limit). What

@@ -36,13 +36,35 @@ void wait_before_release(const Space& space, typename Space::stream_type stream)
   }
 }
 
+/// @brief Whether `Space` allocates and frees in stream order (`allocate(bytes, stream)` and
+/// `deallocate(pointer, bytes, stream)`, as `CudaSpace` does).
+template <class Space, class = void>
+struct stream_ordered : std::false_type {};
+template <class Space>
+struct stream_ordered<Space,
+                      std::void_t<decltype(std::declval<const Space&>().allocate(
+                                      std::size_t{}, typename Space::stream_type{})),
+                                  decltype(std::declval<const Space&>().deallocate(
+                                      nullptr, std::size_t{}, typename Space::stream_type{}))>>
+    : std::true_type {};
+
+/// @brief `bytes` of `space` for work on `stream`: in stream order where the space can.
+template <class Space>
+void* allocate_on(const Space& space, std::size_t bytes, typename Space::stream_type stream) {
+  if constexpr (stream_ordered<Space>::value)
+    return space.allocate(bytes, stream);
+  else
+    return space.allocate(bytes);
+}
+
 /// @brief One allocation of a memory space, released on destruction (move-only RAII).
 ///
 /// An allocation that work on a stream reads or writes (an upload, gathers, chunk copies) is
-/// ordered on that stream: its release waits for the stream first, and an owned stream is kept
-/// alive until then. A free is not stream-ordered by itself: `cudaFree` happens to wait for the
-/// device, but a space built on a pool or on `cudaMallocAsync` would hand the memory to the next
-/// allocation while the stream still works on it.
+/// ordered on that stream, and an owned stream is kept alive until it is released. A space with
+/// the stream-ordered pair (`allocate(bytes, stream)`, `deallocate(pointer, bytes, stream)`)
+/// allocates and frees on the stream itself; for any other, the release first waits for the
+/// stream on the host, since a plain free is not stream-ordered: a space built on a pool would
+/// hand the memory to the next allocation while the stream still works on it.
 template <class Space>
 class Allocation {
  public:
@@ -61,7 +83,7 @@ class Allocation {
   Allocation(const Space& space, std::size_t bytes, stream_type stream,
              std::shared_ptr<const void> stream_owner)
       : space_(space),
-        pointer_(space.allocate(bytes)),
+        pointer_(allocate_on(space, bytes, stream)),
         bytes_(bytes),
         stream_(stream),
         stream_owner_(std::move(stream_owner)),
@@ -82,10 +104,7 @@ class Allocation {
   }
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
-  ~Allocation() {
-    if (pointer_ != nullptr && ordered_) wait_before_release(space_, stream_);
-    space_.deallocate(pointer_, bytes_);
-  }
+  ~Allocation() { release(); }
 
   void swap(Allocation& other) noexcept {
     std::swap(space_, other.space_);
@@ -100,10 +119,21 @@ class Allocation {
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
 
  private:
+  void release() noexcept {
+    if constexpr (stream_ordered<Space>::value) {
+      if (ordered_) {
+        space_.deallocate(pointer_, bytes_, stream_);
+        return;
+      }
+    }
+    if (pointer_ != nullptr && ordered_) wait_before_release(space_, stream_);
+    space_.deallocate(pointer_, bytes_);
+  }
   void check_alignment() {
     const auto address = reinterpret_cast<std::uintptr_t>(pointer_);
     if (address % field_alignment == 0) return;
-    space_.deallocate(std::exchange(pointer_, nullptr), bytes_);
+    release();
+    pointer_ = nullptr;
     throw InvalidArgument(
         "resident: memory space '" + space_.name() + "' returned " + std::to_string(bytes_) +
         " bytes aligned to only " + std::to_string(address & (~address + 1)) +

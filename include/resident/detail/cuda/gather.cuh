@@ -24,10 +24,11 @@ namespace resident::detail {
 
 /// Reaches memory at its own address, which lies in the global space (device memory, or mapped
 /// page-locked host memory): row addresses pass through block memory, after which the compiler
-/// no longer knows their space and would load through generic addresses.
+/// no longer knows their space and would load through generic addresses. The count of elements
+/// reached (see `SameAddress`) goes unused: a device checks no bounds.
 struct GlobalAddress {
   template <class T>
-  __host__ __device__ T* operator()(T* pointer) const noexcept {
+  __host__ __device__ T* operator()(T* pointer, std::uint64_t /*count*/) const noexcept {
 #if defined(__CUDA_ARCH__)
     __builtin_assume(__isGlobal(pointer));
 #endif

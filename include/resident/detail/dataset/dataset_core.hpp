@@ -153,6 +153,7 @@ struct CapacityVerdict {
   std::size_t total_bytes = 0;
   std::size_t reserve_bytes = 0;
   bool fits = false;
+  std::string capacity_source{};  ///< Where the free and total figures came from.
 
   [[nodiscard]] std::size_t usable_bytes() const noexcept {
     return detail::usable_bytes(free_bytes, reserve_bytes);
@@ -178,9 +179,10 @@ struct CapacityVerdict {
 /// @throws what the space's `capacity()` throws (CudaError without a usable device).
 template <class Space>
 CapacityVerdict check_capacity(const Space& space, std::size_t reserve, std::size_t needed) {
-  const Capacity capacity = space.capacity();
-  CapacityVerdict verdict{space.name(),         needed,  capacity.free_bytes,
-                          capacity.total_bytes, reserve, false};
+  const CapacityReport report = capacity_report(space);
+  CapacityVerdict verdict{
+      space.name(), needed,       report.capacity.free_bytes, report.capacity.total_bytes, reserve,
+      false,        report.source};
   verdict.fits = needed <= verdict.usable_bytes();
   return verdict;
 }

@@ -60,6 +60,15 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return this->impl_rings().bytes(); }
 
   /// @cond impl
+  // A share of the memory the `bytes` at `first` lie in: the allocation (a field, a zero-copy
+  // batch) or a gather ring (a gathered batch); null when neither holds them.
+  [[nodiscard]] std::shared_ptr<const void> impl_owner_of(const void* first,
+                                                          std::size_t bytes) const noexcept {
+    const auto* at = static_cast<const std::byte*>(first);
+    if (storage_ && at >= storage_->data() && at + bytes <= storage_->data() + storage_->bytes())
+      return storage_owner();
+    return this->impl_rings().owner_of(first, bytes);
+  }
   // An epoch's order over the stored rows, and a gathered batch's rows in it.
   using impl_pass_type = EpochOrder;
   [[nodiscard]] impl_pass_type impl_make_pass(const std::weak_ptr<const void>& /*borrower*/,
@@ -84,6 +93,8 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
   [[nodiscard]] static impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) {
     return {pass.rows(k), pass.slice(k)};
   }
+  /// Nothing to check: the rows are the dataset's own.
+  static void impl_check_gathered(const impl_pass_type& /*pass*/) noexcept {}
   /// @endcond
 
  protected:

@@ -127,8 +127,8 @@ RESIDENT_HOST_DEVICE constexpr PixelOf pixel_of(const ImageLayout& image,
           static_cast<std::int32_t>(pixel - y * width)};
 }
 
-/// The element of the stored row that output element `element` holds after the crop and the
-/// flip, or -1 where it holds a zero.
+/// The element of the stored row that output element `element` (in the output layout) holds
+/// after the crop and the flip, or -1 where it holds a zero.
 RESIDENT_HOST_DEVICE constexpr std::int64_t source_element(const Augmentation& augmentation,
                                                            const SampleDraws& draws,
                                                            std::size_t element) noexcept {
@@ -136,7 +136,7 @@ RESIDENT_HOST_DEVICE constexpr std::int64_t source_element(const Augmentation& a
   const auto height = static_cast<std::int64_t>(image.height);
   const auto width = static_cast<std::int64_t>(image.width);
   const auto channels = static_cast<std::int64_t>(image.channels);
-  const PixelOf at = pixel_of(image, element);
+  const PixelOf at = pixel_of(augmentation.output_image(), element);
   const std::int64_t source_y =
       shifted_source(at.y + draws.shift_y, height, augmentation.crop.fill);
   const std::int64_t source_x = shifted_source(
@@ -147,7 +147,7 @@ RESIDENT_HOST_DEVICE constexpr std::int64_t source_element(const Augmentation& a
              : (source_y * width + source_x) * channels + at.channel;
 }
 
-/// Whether output element `element` lies in the cutout square.
+/// Whether output element `element` lies in the cutout square (`image`: the output layout).
 RESIDENT_HOST_DEVICE constexpr bool cut_out(const ImageLayout& image, const SampleDraws& draws,
                                             std::size_t element) noexcept {
   if (draws.top == draws.bottom) return false;

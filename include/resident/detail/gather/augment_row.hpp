@@ -406,7 +406,138 @@ void augment_image(const Augmentation& augmentation, const SampleDraws& draws, c
   }
 }
 
-/// @brief Zeros the cutout square of one image of the batch (after any conversion).
+/// `to[c][p] = from[p][c]` for `pixels` pixels of `Channels` channels: interleaved pixels into
+/// channel planes. The channels a compile-time count, so that the compiler vectorises the
+/// interleaved loads (a loop over a run-time count does not).
+template <std::size_t Channels, class T>
+void planes_of_pixels(const T* from, T* to, std::size_t pixels) noexcept {
+  for (std::size_t c = 0; c < Channels; ++c) {
+    T* plane = to + c * pixels;
+    for (std::size_t p = 0; p < pixels; ++p) plane[p] = from[p * Channels + c];
+  }
+}
+
+/// `to[p][c] = from[c][p]`: channel planes into interleaved pixels.
+template <std::size_t Channels, class T>
+void pixels_of_planes(const T* from, T* to, std::size_t pixels) noexcept {
+  for (std::size_t p = 0; p < pixels; ++p)
+    for (std::size_t c = 0; c < Channels; ++c) to[p * Channels + c] = from[c * pixels + p];
+}
+
+#if defined(__SSE2__) && defined(__GNUC__) && defined(__x86_64__)
+/// The byte shuffles of three interleaved channels: `planes[c][b]` takes channel `c`'s bytes of
+/// 16 pixels out of the `b`th of their 3 blocks of 16 bytes; `pixels[b][c]` puts channel `c`'s
+/// bytes of 16 pixels into the `b`th block of their interleaved bytes (0x80: a zero byte).
+struct ThreeChannelShuffles {
+  std::uint8_t planes[3][3][16];  // NOLINT(modernize-avoid-c-arrays)
+  std::uint8_t pixels[3][3][16];  // NOLINT(modernize-avoid-c-arrays)
+};
+constexpr ThreeChannelShuffles three_channel_shuffles() noexcept {
+  ThreeChannelShuffles masks{};
+  for (std::size_t c = 0; c < 3; ++c)
+    for (std::size_t b = 0; b < 3; ++b)
+      for (std::size_t i = 0; i < 16; ++i) {
+        const std::size_t from = 3 * i + c;  // pixel i's channel c among the 48 bytes
+        masks.planes[c][b][i] = static_cast<std::uint8_t>(from / 16 == b ? from % 16 : 0x80);
+        const std::size_t at = 16 * b + i;  // interleaved byte: pixel at / 3, channel at % 3
+        masks.pixels[b][c][i] = static_cast<std::uint8_t>(at % 3 == c ? at / 3 : 0x80);
+      }
+  return masks;
+}
+inline constexpr ThreeChannelShuffles three_channel = three_channel_shuffles();
+
+/// Bytes of three channels, 16 pixels at a time, between interleaved pixels and planes
+/// (`to_planes`) with SSSE3's byte shuffle: nine shuffles a block where the compiler's loop
+/// moves a byte at a time. Returns the pixels done (a multiple of 16).
+__attribute__((target("ssse3"))) inline std::size_t three_channels_ssse3(const std::uint8_t* from,
+                                                                         std::uint8_t* to,
+                                                                         std::size_t pixels,
+                                                                         bool to_planes) noexcept {
+  const auto load = [](const std::uint8_t* at) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));  // NOLINT: unaligned bytes
+  };
+  const auto store = [](std::uint8_t* at, __m128i value) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(at), value);  // NOLINT: unaligned bytes
+  };
+  const std::uint8_t(&masks)[3][3][16] = to_planes ? three_channel.planes : three_channel.pixels;
+  __m128i shuffle[3][3];  // NOLINT(modernize-avoid-c-arrays)
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t b = 0; b < 3; ++b) shuffle[a][b] = load(masks[a][b]);
+  std::size_t p = 0;
+  for (; p + 16 <= pixels; p += 16) {
+    // In: three blocks (interleaved) or three planes' blocks; out: the other.
+    const __m128i in[3] = {// NOLINT(modernize-avoid-c-arrays)
+                           load(to_planes ? from + 3 * p : from + p),
+                           load(to_planes ? from + 3 * p + 16 : from + pixels + p),
+                           load(to_planes ? from + 3 * p + 32 : from + 2 * pixels + p)};
+    for (std::size_t a = 0; a < 3; ++a) {
+      const __m128i value = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], shuffle[a][0]),
+                                                      _mm_shuffle_epi8(in[1], shuffle[a][1])),
+                                         _mm_shuffle_epi8(in[2], shuffle[a][2]));
+      store(to_planes ? to + a * pixels + p : to + 3 * p + 16 * a, value);
+    }
+  }
+  return p;
+}
+#endif
+
+/// @brief One image of layout `image` written in element order `order` (`OutputLayout`): HWC
+/// pixels into CHW planes, or back; a copy where the orders agree.
+template <class T>
+void relayout_image(const ImageLayout& image, ImageLayout::Order order, const T* from, T* to) {
+  const std::size_t pixels = image.height * image.width;
+  const std::size_t channels = image.channels;
+  if (order == image.order || channels == 1) {
+    std::memcpy(to, from, pixels * channels * sizeof(T));
+    return;
+  }
+  const bool to_planes = order == ImageLayout::Order::chw;
+#if defined(__SSE2__) && defined(__GNUC__) && defined(__x86_64__)
+  if constexpr (sizeof(T) == 1) {
+    if (channels == 3 && cpu_has_ssse3()) {
+      // RGB bytes (CIFAR, ImageNet): blocks of 16 pixels shuffled, the rest below.
+      const auto* in = reinterpret_cast<const std::uint8_t*>(from);  // NOLINT: bytes
+      auto* out = reinterpret_cast<std::uint8_t*>(to);               // NOLINT: bytes
+      const std::size_t done = three_channels_ssse3(in, out, pixels, to_planes);
+      for (std::size_t c = 0; c < 3; ++c)
+        for (std::size_t p = done; p < pixels; ++p) {
+          if (to_planes)
+            out[c * pixels + p] = in[p * 3 + c];
+          else
+            out[p * 3 + c] = in[c * pixels + p];
+        }
+      return;
+    }
+  }
+#endif
+  const auto with = [&](auto count) {
+    constexpr std::size_t known = decltype(count)::value;
+    if (to_planes)
+      planes_of_pixels<known>(from, to, pixels);
+    else
+      pixels_of_planes<known>(from, to, pixels);
+  };
+  switch (channels) {
+    case 2:
+      return with(std::integral_constant<std::size_t, 2>{});
+    case 3:
+      return with(std::integral_constant<std::size_t, 3>{});
+    case 4:
+      return with(std::integral_constant<std::size_t, 4>{});
+    default:
+      break;
+  }
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t p = 0; p < pixels; ++p) {
+      if (to_planes)
+        to[c * pixels + p] = from[p * channels + c];
+      else
+        to[p * channels + c] = from[c * pixels + p];
+    }
+}
+
+/// @brief Zeros the cutout square of one image of the batch (after any conversion; `image`: the
+/// batch's layout).
 template <class T>
 void cut_out_image(const ImageLayout& image, const SampleDraws& draws, T* to) {
   if (draws.top == draws.bottom || draws.left == draws.right) return;

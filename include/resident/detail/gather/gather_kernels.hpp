@@ -147,9 +147,16 @@ struct KernelOp<Normalize> {
 };
 
 /// @brief Reaches memory at its own address: a kernel's view of device memory.
+///
+/// A launch policy's `reach_type` maps `reach(pointer, count)` to where the running thread
+/// reads or writes the `count` elements from `pointer` on: every element a body touches
+/// through the result lies in that extent, so that a reach which checks it (the simulated
+/// runtime's) catches a body that strays out of its allocation. On a device the address is the
+/// pointer itself and the count goes unused.
 struct SameAddress {
   template <class T>
-  [[nodiscard]] RESIDENT_HOST_DEVICE T* operator()(T* pointer) const noexcept {
+  [[nodiscard]] RESIDENT_HOST_DEVICE T* operator()(T* pointer,
+                                                   std::uint64_t /*count*/) const noexcept {
     return pointer;
   }
 };
@@ -157,8 +164,9 @@ struct SameAddress {
 /// @brief A gather kernel's rows: the rows of one group, their sources located by the first
 /// threads of the block (each row's place worked out once, shared through the block's memory);
 /// then each row's threads walk its elements. `Rows` is what the layout of a copy, a
-/// conversion and an augmentation share; `Reach` maps an address to where the running thread
-/// reads it (itself on a device).
+/// conversion and an augmentation share; `Reach` maps an address and the elements a step
+/// touches from it to where the running thread reaches them (itself on a device; see
+/// `SameAddress`).
 template <class Source, class Out, class Order, class Reach>
 struct GatherRows {
   using In = typename Source::element_type;
@@ -177,7 +185,7 @@ struct GatherRows {
     const std::uint64_t r = group * shape.group_rows() + thread;
     if (thread >= shape.group_rows() || r >= shape.rows) return false;
     place = order.place(r);
-    if (indices != nullptr) *reach(indices + r) = static_cast<std::int64_t>(place.row);
+    if (indices != nullptr) *reach(indices + r, 1) = static_cast<std::int64_t>(place.row);
     shared.from[thread] = source.at(place);
     return true;
   }
@@ -190,8 +198,11 @@ struct GatherRows {
     const unsigned j = thread >> shape.row_shift;
     const std::uint64_t r = group * shape.group_rows() + j;
     if (r >= shape.rows) return;
-    const In* from = reach(shared.from[j]);
-    Out* to = reach(destination + r * row_elements);
+    // The whole row, both ways: the row's threads share it, each taking every
+    // `row_threads`-th element, and an augmentation's crop and flip read any element of the
+    // stored row (`source_element` maps into `[0, row_elements)`: the image is the row).
+    const In* from = reach(shared.from[j], row_elements);
+    Out* to = reach(destination + r * row_elements, row_elements);
     const std::uint64_t first = thread & (shape.row_threads() - 1);
     auto cursor = op.start(first);
     for (std::uint64_t e = first; e < row_elements; e += shape.row_threads()) {
@@ -250,13 +261,14 @@ struct AugmentRowsBody {
       shared.draws[thread] = draw_sample(augmentation, key, place.row);
   }
   RESIDENT_HOST_DEVICE void work(std::uint64_t group, unsigned thread, const Shared& shared) const {
+    const ImageLayout output = augmentation.output_image();
     rows.walk(group, thread, shared, op,
               [&](const In* from, Out* to, std::uint64_t e, const auto& cursor, unsigned j) {
                 const SampleDraws& draws = shared.draws[j];
                 const auto element = static_cast<std::size_t>(e);
                 const std::int64_t at = source_element(augmentation, draws, element);
                 const Out converted = op(at < 0 ? In{} : from[at], cursor);
-                to[e] = cut_out(augmentation.image, draws, element) ? Out{} : converted;
+                to[e] = cut_out(output, draws, element) ? Out{} : converted;
               });
   }
 };
@@ -273,7 +285,7 @@ struct FillIndicesBody {
   [[nodiscard]] RESIDENT_HOST_DEVICE const GatherShape& shape() const noexcept { return shape_; }
   RESIDENT_HOST_DEVICE void locate(std::uint64_t group, unsigned thread, Shared& /*shared*/) const {
     const std::uint64_t r = group * shape_.group_rows() + thread;
-    if (r < shape_.rows) *reach(indices + r) = static_cast<std::int64_t>(order.row(r));
+    if (r < shape_.rows) *reach(indices + r, 1) = static_cast<std::int64_t>(order.row(r));
   }
   RESIDENT_HOST_DEVICE void work(std::uint64_t /*group*/, unsigned /*thread*/,
                                  const Shared& /*shared*/) const noexcept {}

@@ -106,19 +106,34 @@ class GatherRings {
   [[nodiscard]] Loan lend(const std::weak_ptr<const void>& borrower, const Core& core,
                           std::size_t bytes, std::size_t slots, std::size_t held_bytes,
                           const char* held) {
+    std::string refused_advice;  // what the capacity check would have said, for a refusal after it
     Loan loan = pool_.lend(
         borrower, [&](const GatherRing<Space>& ring) { return ring.bytes() >= bytes; },
         [&](std::size_t lent, std::size_t rings, std::size_t idle) {
           const CapacityVerdict verdict = check_capacity(core.space(), core.config().reserve_bytes,
                                                          bytes - std::min(bytes, idle));
+          refused_advice = advice(core.config(), lent, rings, held_bytes, held);
           if (verdict.fits) return;
           CapacityVerdict shown = verdict;
           shown.needed_bytes = bytes;
           shown.free_bytes += idle;
-          throw shown.refusal(advice(core.config(), lent, rings, held_bytes, held),
-                              "the gather ring");
+          throw shown.refusal(refused_advice, "the gather ring");
         },
-        [&] { return std::make_shared<GatherRing<Space>>(core, bytes); });
+        [&] {
+          try {
+            return std::make_shared<GatherRing<Space>>(core, bytes);
+          } catch (const CapacityError& refused) {
+            // Past the check: the space's allocator itself refused (a memory resource's limit,
+            // which its capacity does not show). The refusal names the ring all the same.
+            throw CapacityError(
+                refused.space_name(), bytes, refused.free_bytes(), refused.total_bytes(),
+                refused.reserve_bytes(),
+                "the space's allocator refused it past its capacity check, as a memory "
+                "resource's limit does (" +
+                    std::string(refused.what()) + "); " + refused_advice,
+                "the gather ring");
+          }
+        });
     loan->ensure(core.space(), slots);  // lent to this borrower alone: no other thread uses it
     return loan;
   }

@@ -17,6 +17,7 @@
 #include "resident/detail/copy_workers.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/gather/augment_row.hpp"
+#include "resident/detail/io/bus_faults.hpp"
 #include "resident/space_traits.hpp"
 
 namespace resident::detail {
@@ -148,10 +149,15 @@ struct GatherField {
   /// Bytes a row takes in the batch.
   [[nodiscard]] std::size_t row_bytes() const noexcept { return row_elements * sizeof(Out); }
 
-  /// Bytes of scratch a row needs: an augmented row that is converted is augmented there first.
+  /// Bytes of scratch a row needs: an augmented row that is converted or laid out anew is
+  /// augmented there first, and laid out anew beside it before it is converted.
   [[nodiscard]] std::size_t scratch_bytes() const noexcept {
-    if constexpr (may_augment && !std::is_same_v<Op, NoConversion>)
-      return augmentation != nullptr ? row_elements * sizeof(In) : 0;
+    if constexpr (may_augment) {
+      if (augmentation == nullptr) return 0;
+      constexpr std::size_t converted = std::is_same_v<Op, NoConversion> ? 0 : 1;
+      const std::size_t moved = augmentation->reorders() ? 1 : 0;
+      return (converted + moved) * row_elements * sizeof(In);
+    }
     return 0;
   }
 
@@ -161,16 +167,37 @@ struct GatherField {
     Out* to = destination + position * row_elements;
     if constexpr (may_augment) {
       if (augmentation != nullptr) {
+        // Crop and flip in the stored layout, then the output's order, then the conversion
+        // (in the output layout, as the kernels convert), each into the next stage's memory:
+        // the row's own scratch, or the batch for the last.
         const SampleDraws draws = draw_sample(*augmentation, key, row);
-        if constexpr (std::is_same_v<Op, NoConversion>) {
-          (void)convert, (void)scratch;
-          augment_image(*augmentation, draws, from, to);
-        } else {
-          auto* augmented = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
-          augment_image(*augmentation, draws, from, augmented);
-          convert(augmented, to, row_elements);
+        constexpr bool converts = !std::is_same_v<Op, NoConversion>;
+        const bool reorders = augmentation->reorders();
+        auto* stage = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
+        const auto next = [&](bool last) -> In* {
+          if constexpr (!converts) {
+            if (last) return to;
+          }
+          In* at = stage;
+          stage += row_elements;
+          return at;
+        };
+        const In* image = from;
+        if (augmentation->crop.pad != 0 || augmentation->flip.p > 0.0 || !reorders) {
+          In* augmented = next(!reorders);
+          augment_image(*augmentation, draws, image, augmented);
+          image = augmented;
         }
-        cut_out_image(augmentation->image, draws, to);
+        if (reorders) {
+          In* laid_out = next(true);
+          relayout_image(augmentation->image, augmentation->output.order, image, laid_out);
+          image = laid_out;
+        }
+        if constexpr (converts)
+          convert(image, to, row_elements);
+        else
+          (void)convert;
+        cut_out_image(augmentation->output_image(), draws, to);
         return;
       }
     }
@@ -250,6 +277,7 @@ class HostGather {
   template <class Order, class Stream, class... Fields>
   void gather(const Order& order, std::size_t rows, std::int64_t* indices, Stream /*stream*/,
               const Fields&... fields) {
+    const BusFaultsDelivered faults;  // rows in a file's mapping, cut meanwhile: see bus_faults
     host_gather(order, rows, indices, *workers_, fields...);
   }
 

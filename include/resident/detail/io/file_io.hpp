@@ -20,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,11 +109,28 @@ class ReadFile {
 
   /// @brief Refuses a file that is no longer the one opened: what was read from it may mix old
   /// and new contents. A same-size rewrite within the file system's timestamp granularity is
-  /// the one change the metadata cannot show.
+  /// the one change the metadata cannot show. Once refused, refused for good: a file put back
+  /// as it was (its size and modification time too) may have been read meanwhile, and a
+  /// mapping of it holds zeros where it was cut (see `BusFaultRegistration`).
   /// @param during when the change was found ("while streaming")
   /// @param advice what to do about it
   /// @throws FormatError naming what changed: removed or replaced, size, modification time.
   void check_unchanged(const std::string& during, const std::string& advice) const {
+    {
+      const std::lock_guard<std::mutex> lock(refusal_mutex_);
+      if (!refusal_.empty()) throw FormatError(path_, 0, refusal_);
+    }
+    try {
+      check_identity(during, advice);
+    } catch (const FormatError& error) {
+      const std::lock_guard<std::mutex> lock(refusal_mutex_);
+      refusal_ = error.reason();  // every later check throws it before it looks at the file
+      throw;
+    }
+  }
+
+ private:
+  void check_identity(const std::string& during, const std::string& advice) const {
     struct ::stat status {};
     if (::fstat(fd_, &status) != 0)
       throw FormatError(path_, 0,
@@ -137,7 +155,6 @@ class ReadFile {
     throw FormatError(path_, 0, "the file changed " + during + ": " + change + "; " + advice);
   }
 
- private:
   [[nodiscard]] FormatError cannot_open(int error) const {
     return FormatError(path_, 0,
                        std::string("cannot open the file: ") + std::strerror(error) +
@@ -157,6 +174,8 @@ class ReadFile {
   std::string kind_;  // of file expected, for messages
   int fd_ = -1;
   FileIdentity identity_;
+  mutable std::mutex refusal_mutex_;
+  mutable std::string refusal_;  // why the file was refused, once it was
 };
 
 /// @brief Reads exactly `bytes` bytes at `offset` of the open file `fd` (named `path` in errors)

@@ -28,9 +28,7 @@ struct ChunkCopy {
   /// @throws what `RowSource::read` throws.
   void read(std::size_t first, std::size_t count, std::byte* into) const {
     if (gathered == nullptr) return source->read(first_row + first, count, into);
-    const std::size_t row_bytes = source->row_bytes();
-    for (std::size_t r = 0; r < count; ++r)
-      source->read(gathered[first + r], 1, into + r * row_bytes);
+    source->gather(gathered + first, count, into);
   }
 };
 

@@ -94,6 +94,14 @@ struct ChunkSlotRows {
         field_base + place.slot * slot_bytes + place.slot_row * row_bytes);
   }
   /// The same rows read as `Word`s (the copy kernels' unit).
+  /// The largest power of two every row start is aligned to, in bytes (rows read where they
+  /// lie may start anywhere: an archive member's data is aligned for its type only).
+  [[nodiscard]] std::size_t alignment() const noexcept {
+    const std::size_t bits =
+        reinterpret_cast<std::uintptr_t>(direct != nullptr ? direct : field_base) |  // NOLINT
+        row_bytes | (direct != nullptr ? 0 : slot_bytes);
+    return bits & (~bits + 1);  // the lowest set bit
+  }
   template <class Word>
   [[nodiscard]] ChunkSlotRows<Word> as() const noexcept {
     return {field_base, slot_bytes, row_bytes, rows, direct, source};

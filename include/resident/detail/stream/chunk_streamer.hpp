@@ -84,12 +84,13 @@ class ChunkStreamer {
       : reader_owner_(std::move(reader_owner)),
         layout_(layout),
         stream_(stream),
-        slots_(space, stream.total_bytes, reader, reader_owner_) {
+        slots_(
+            std::make_shared<Allocation<Space>>(space, stream.total_bytes, reader, reader_owner_)) {
     const bool pinned = Transport::sources_pinned(space, sources);
     transport_ = std::make_unique<Transport>(space, reader, stream.chunk_slots, stream.slot_bytes,
                                              pinned, whole_epoch, threads);
     loader_ = std::make_shared<const Loader>(
-        Loader{layout_, stream_, std::move(sources), slots_.data(), transport_.get()});
+        Loader{layout_, stream_, std::move(sources), slots_->data(), transport_.get()});
   }
   ChunkStreamer(const ChunkStreamer&) = delete;
   ChunkStreamer& operator=(const ChunkStreamer&) = delete;
@@ -104,7 +105,7 @@ class ChunkStreamer {
     }
   }
 
-  [[nodiscard]] std::size_t bytes() const noexcept { return slots_.bytes(); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return slots_->bytes(); }
 
   /// @brief Epoch batch `k` (< the dataset's batches) of `order`: starts or restarts the pass
   /// where needed, gives up the chunks behind it, and waits only for its own chunk.
@@ -114,7 +115,7 @@ class ChunkStreamer {
     hold(order, position, position);
     const std::size_t local =
         local_batch(order, order.chunk_at[position], place, geometry, stream_);
-    return {slots_.data() + (position % stream_.chunk_slots) * stream_.slot_bytes,
+    return {slots_->data() + (position % stream_.chunk_slots) * stream_.slot_bytes,
             local * geometry.batch_size, pass_slice(order, position, place, geometry, stream_)};
   }
 
@@ -192,7 +193,12 @@ class ChunkStreamer {
   }
 
   /// The slots' first byte, for the gathers that read them.
-  [[nodiscard]] const std::byte* slots() const noexcept { return slots_.data(); }
+  [[nodiscard]] const std::byte* slots() const noexcept { return slots_->data(); }
+  /// @brief A share of the slots' allocation, pointing at its first byte: it stays allocated
+  /// while the share lives (a tensor over a batch in a slot), after this streamer is gone.
+  [[nodiscard]] std::shared_ptr<const void> owner() const noexcept {
+    return std::shared_ptr<const void>(slots_, slots_->data());
+  }
 
   /// @brief The slot of epoch batch `k` of `order` for `StreamingEpoch::wait` and `release`
   /// (`call`): the chunk the reader holds, since a chunk given up has had its slot's order
@@ -260,7 +266,7 @@ class ChunkStreamer {
   std::shared_ptr<const void> reader_owner_;  // first declared: released last
   DatasetLayout<Fields> layout_;
   StreamLayout<Fields> stream_;
-  Allocation<Space> slots_;
+  std::shared_ptr<Allocation<Space>> slots_;  // shared with the tensors over its batches
   std::unique_ptr<Transport> transport_;
   std::shared_ptr<const Loader> loader_;  // shared with the producer's running load
   ChunkPipeline pipeline_;                // stopped by the destructor before the rest goes
@@ -312,18 +318,36 @@ class ChunkStreamers {
         recipe_->sources.begin(), recipe_->sources.end(), std::size_t{0},
         [](std::size_t sum, const RowSource& source) { return sum + source.owned_bytes(); });
   }
+  /// @brief Bytes of files' mappings the sources read in place (the rows this rank streams).
+  [[nodiscard]] std::size_t mapped_bytes() const noexcept {
+    if (!recipe_) return 0;
+    return std::accumulate(
+        recipe_->sources.begin(), recipe_->sources.end(), std::size_t{0},
+        [](std::size_t sum, const RowSource& source) { return sum + source.mapped_bytes(); });
+  }
   /// @brief In whole-epoch order, asks the kernel to back the rows this rank reads in host
   /// memory by large pages (`advise_large_pages`): every epoch reads them in its own random
   /// order, which on small pages costs a TLB miss per row. Nothing in window order, whose reads
-  /// are sequential.
+  /// are sequential, nor for files' mappings (see `StreamOptions::large_pages`).
   void advise_large_pages() const noexcept {
     if (!recipe_->whole_epoch) return;
     for (const RowSource& source : recipe_->sources) {
-      if (source.memory() == nullptr) continue;
+      if (source.memory() == nullptr || source.mapping() != nullptr) continue;
       const RowRange read = streamed_source_rows(recipe_->layout.geometry, source.rows());
       detail::advise_large_pages(source.memory() + read.first * source.row_bytes(),
                                  read.rows * source.row_bytes());
     }
+  }
+  /// @brief A share of the chunk slots holding the `bytes` at `first`, or null when none does.
+  [[nodiscard]] std::shared_ptr<const void> owner_of(const void* first,
+                                                     std::size_t bytes) const noexcept {
+    std::shared_ptr<const void> found;
+    pool_.visit([&](const Streamer& streamer, bool /*lent*/) {
+      const std::byte* begin = streamer.slots();
+      const auto* at = static_cast<const std::byte*>(first);
+      if (at >= begin && at + bytes <= begin + streamer.bytes()) found = streamer.owner();
+    });
+    return found;
   }
   /// @brief Whether every pass is in whole-epoch order (false once moved from).
   [[nodiscard]] bool whole_epoch() const noexcept { return recipe_ && recipe_->whole_epoch; }
@@ -368,6 +392,8 @@ class ChunkStreamers {
   /// stream, the rows where they lie in host memory, with no chunk loaded or held for them.
   [[nodiscard]] typename Streamer::Gathered gather(Pass& pass, std::size_t k, std::size_t reserve) {
     if (!recipe_->direct) return streamer(pass, reserve).gather(pass.order, k);
+    // Rows still filled in the background: a gather reads rows anywhere, so all of them.
+    for (const RowSource& source : recipe_->sources) source.await_all();
     const ShardGeometry& geometry = recipe_->layout.geometry;
     typename Streamer::Gathered gathered{};
     ChunkRows& rows = gathered.order;
@@ -378,7 +404,17 @@ class ChunkStreamers {
     rows.offset = pass.order.epoch.offset;
     gathered.slice = pass.order.epoch.slice(k);
     rows.straight = pass.order.epoch.rows(k);
+    advise_unread_rows(rows.straight, gathered.slice.rows);
     return gathered;
+  }
+
+  /// @brief After a gather of a direct stream read its rows where they lie: refuses the batch
+  /// when a file whose mapping it read changed (see `RowSource::check_mapping`). Nothing for
+  /// other streams, whose gathers read chunk slots that were checked when they were loaded.
+  /// @throws FormatError naming the change.
+  void check_gathered() const {
+    if (!recipe_ || !recipe_->direct) return;
+    for (const RowSource& source : recipe_->sources) source.check_mapping();
   }
 
   /// @brief Where gathers of `pass` read field `field`'s rows (see `ChunkSlotRows`): the slots
@@ -398,6 +434,18 @@ class ChunkStreamers {
   }
 
  private:
+  // While a file's mapping is still being read ahead, a batch's rows may not be in the page
+  // cache yet: asking for all of them at once lets the disk fetch them together, where the
+  // gather's page faults would fetch them one after another.
+  void advise_unread_rows(const RowOrder& order, std::size_t rows) const noexcept {
+    const SourceMap map = source_map(recipe_->layout);
+    for (const RowSource& source : recipe_->sources) {
+      if (source.mapping() == nullptr || !source.mapping()->reading_ahead()) continue;
+      for (std::size_t r = 0; r < rows; ++r)
+        source.advise_will_read(static_cast<std::size_t>(map.row(order.row(r))), 1);
+    }
+  }
+
   // What every streamer is made from; on the heap, so that a move leaves none behind.
   struct Recipe {
     Space space;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "resident/detail/gather/host_gather.hpp"
+#include "resident/detail/io/bus_faults.hpp"
 #include "resident/detail/stream/chunk_copy.hpp"
 #include "resident/detail/stream/chunk_pipeline.hpp"
 #include "resident/space_traits.hpp"
@@ -57,18 +58,24 @@ class HostChunkTransport {
         pieces_.push_back({&copy, first, std::min(rows_per_piece, copy.rows - first)});
     }
     pieces.run(pieces_.size(), [&](std::size_t index) {
+      const BusFaultsDelivered faults;  // a file's mapping cut meanwhile: zeros, then the check
       const Piece& piece = pieces_[index];
       const ChunkCopy& copy = *piece.copy;
       const std::size_t row_bytes = copy.source->row_bytes();
       std::byte* to = slot + copy.offset + piece.first * row_bytes;
       const std::byte* from = copy.source->memory();
-      if (from == nullptr)
+      if (from == nullptr) {
         copy.read(piece.first, piece.rows, to);
-      else if (copy.gathered == nullptr)
+      } else if (copy.gathered == nullptr) {
+        copy.source->await_rows(copy.first_row + piece.first + piece.rows);
         space_.copy_from_host(to, from + (copy.first_row + piece.first) * row_bytes,
                               piece.rows * row_bytes, stream_);
-      else
-        gather_rows(to, from, copy.gathered + piece.first, piece.rows, row_bytes);
+      } else {
+        const std::size_t* rows = copy.gathered + piece.first;
+        copy.source->await_rows(*std::max_element(rows, rows + piece.rows) + 1);
+        gather_rows(to, from, rows, piece.rows, row_bytes);
+      }
+      if (from != nullptr) copy.source->check_mapping();  // a file's mapping: still the file?
     });
     // Host writes are done when they return; a space that is not host-writable may have
     // ordered its copies on the stream.

@@ -3,18 +3,23 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "resident/detail/io/background_fill.hpp"
+#include "resident/detail/io/bus_faults.hpp"
 #include "resident/detail/io/file_io.hpp"
+#include "resident/detail/io/file_mapping.hpp"
 #include "resident/error.hpp"
 
 namespace resident::detail {
@@ -28,10 +33,10 @@ struct FileSpan {
 };
 
 /// @brief Where a streaming dataset reads one field's rows from, every epoch: host memory the
-/// caller keeps alive, host memory the source owns (rows read or inflated once, shared by the
-/// source's copies), or files read with `pread` (not mapped: a mapped file that shrinks kills
-/// the process with SIGBUS, a read that comes up short is an error we can throw), each read
-/// checked against the file's identity when it was opened.
+/// caller keeps alive, host memory the source owns (rows inflated or read once, shared by the
+/// source's copies), a file's mapping read in place (whole-epoch order: rows in any order, from
+/// the page cache), or files read with `pread` a chunk at a time (window order). Every read of a
+/// file, mapped or not, is checked against the file's identity when it was opened.
 class RowSource {
  public:
   RowSource() = default;
@@ -54,6 +59,27 @@ class RowSource {
     RowSource source = memory(data.get(), rows, row_bytes);
     source.owner_ = std::move(data);
     source.owned_bytes_ = held_bytes;
+    return source;
+  }
+
+  /// @brief `owned_memory`'s rows, filled by `filling` in the background: a read waits for
+  /// the rows it reads.
+  static RowSource filled_memory(std::shared_ptr<const std::byte> data,
+                                 std::shared_ptr<const BackgroundFill> filling, std::size_t rows,
+                                 std::size_t row_bytes, std::size_t held_bytes) {
+    RowSource source = owned_memory(std::move(data), rows, row_bytes, held_bytes);
+    source.filling_ = std::move(filling);
+    return source;
+  }
+
+  /// @brief Rows of `row_bytes` bytes from byte `first_byte` of `mapping`, read in place; the
+  /// source holds the mapping (and its file open). `mapped_bytes`: the bytes of them a rank
+  /// reads (what its page cache holds for it).
+  static RowSource mapped(std::shared_ptr<const FileMapping> mapping, std::size_t first_byte,
+                          std::size_t rows, std::size_t row_bytes, std::size_t mapped_bytes) {
+    RowSource source = memory(mapping->data() + first_byte, rows, row_bytes);
+    source.mapping_ = std::move(mapping);
+    source.mapped_bytes_ = mapped_bytes;
     return source;
   }
 
@@ -86,17 +112,52 @@ class RowSource {
 
   [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::size_t row_bytes() const noexcept { return row_bytes_; }
-  /// The source's first byte when it is host memory (borrowed or owned), else null.
+  /// The source's first byte when it is host memory (borrowed, owned or mapped), else null.
   [[nodiscard]] const std::byte* memory() const noexcept { return memory_; }
   /// Bytes of host memory this source owns (shared with its copies); 0 for memory the caller
   /// keeps alive and for files.
   [[nodiscard]] std::size_t owned_bytes() const noexcept { return owned_bytes_; }
 
-  /// @brief Tells the kernel that rows `[first, first + count)` of a file will be read soon,
-  /// so that its readahead fetches them while earlier rows are copied (a hint: nothing for
-  /// memory, and nothing where the kernel ignores it).
+  /// Bytes of a file's mapping this source reads in place; 0 for memory and for files read.
+  [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_bytes_; }
+  /// The mapping the source reads, or null.
+  [[nodiscard]] const FileMapping* mapping() const noexcept { return mapping_.get(); }
+
+  /// @brief Waits until rows `[0, end_row)` are in memory (those this source fills in the
+  /// background; nothing for other sources).
+  /// @throws what the filling threw; Cancelled when its progress callback stopped it first.
+  void await_rows(std::size_t end_row) const {
+    if (filling_) filling_->wait_until(end_row * row_bytes_);
+  }
+  /// @brief Waits until every row is in memory and the filling's last checks are done.
+  /// @throws as `await_rows`.
+  void await_all() const {
+    if (filling_) filling_->wait_all();
+  }
+
+  /// @brief Refuses a mapped source whose file changed since it was opened: what was read from
+  /// the mapping may mix old and new bytes (or zeros where the file was cut: see
+  /// `BusFaultRegistration`). Call it after reading the mapping directly, before what was read
+  /// is served; nothing for other sources (`read` checks files itself).
+  /// @throws FormatError naming the change.
+  void check_mapping() const {
+    if (mapping_) mapping_->file().check_unchanged("while streaming", changed_file_advice(false));
+  }
+
+  /// @brief Tells the kernel that rows `[first, first + count)` of a file (or a file's
+  /// mapping) will be read soon, so that its readahead fetches them while earlier rows are
+  /// copied (a hint: nothing for memory, and nothing where the kernel ignores it).
   void advise_will_read(std::size_t first, std::size_t count) const noexcept {
-    if (memory_ != nullptr || count == 0) return;
+    if (count == 0) return;
+    if (mapping_) {
+      static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+      const auto begin = reinterpret_cast<std::uintptr_t>(memory_ + first * row_bytes_);  // NOLINT
+      const std::uintptr_t start = begin / page * page;
+      (void)::madvise(reinterpret_cast<void*>(start),  // NOLINT: the rows' first page
+                      begin + count * row_bytes_ - start, MADV_WILLNEED);
+      return;
+    }
+    if (memory_ != nullptr) return;
     for_each_span(first, count, [](const FileSpan& span, std::size_t offset, std::size_t bytes) {
       (void)::posix_fadvise(span.file->fd(), static_cast<::off_t>(offset),
                             static_cast<::off_t>(bytes), POSIX_FADV_WILLNEED);
@@ -110,7 +171,10 @@ class RowSource {
     const std::size_t bytes = count * row_bytes_;
     if (bytes == 0) return;
     if (memory_ != nullptr) {
+      await_rows(first + count);
+      const BusFaultsDelivered faults;  // a mapped file cut meanwhile: zeros, then the check
       std::memcpy(into, memory_ + first * row_bytes_, bytes);
+      check_mapping();
       return;
     }
     std::byte* to = into;  // each file's part after the one before
@@ -119,6 +183,21 @@ class RowSource {
                     read_span(*span.file, offset, part, to);
                     to += part;
                   });
+  }
+
+  /// @brief Copies rows `rows[i]` for `i < count`, one after another, into host memory at
+  /// `into` (a mapping is checked once, after the last).
+  /// @throws what `read` throws.
+  void gather(const std::size_t* rows, std::size_t count, std::byte* into) const {
+    if (memory_ == nullptr) {
+      for (std::size_t r = 0; r < count; ++r) read(rows[r], 1, into + r * row_bytes_);
+      return;
+    }
+    if (filling_ && count != 0) await_rows(*std::max_element(rows, rows + count) + 1);
+    const BusFaultsDelivered faults;
+    for (std::size_t r = 0; r < count; ++r)
+      std::memcpy(into + r * row_bytes_, memory_ + rows[r] * row_bytes_, row_bytes_);
+    check_mapping();
   }
 
  private:
@@ -146,9 +225,7 @@ class RowSource {
   void read_span(const ReadFile& file, std::size_t offset, std::size_t bytes,
                  std::byte* into) const {
     const std::string during = once_ ? "while the dataset was made from it" : "while streaming";
-    const std::string advice = once_ ? "keep a file unchanged while a dataset is made from it"
-                                     : "keep a streamed file unchanged until the dataset is "
-                                       "destroyed (a new dataset reads it as it is now)";
+    const std::string advice = changed_file_advice(once_);
     std::size_t done = 0;
     while (done < bytes) {
       const ::ssize_t got =
@@ -166,8 +243,17 @@ class RowSource {
                         "the file ended early though its size is as it was; " + advice);
   }
 
+  static std::string changed_file_advice(bool once) {
+    return once ? "keep a file unchanged while a dataset is made from it"
+                : "keep a streamed file unchanged until the dataset is destroyed (a new dataset "
+                  "reads it as it is now)";
+  }
+
   const std::byte* memory_ = nullptr;
-  std::shared_ptr<const std::byte> owner_;  // keeps `memory_` alive when the source owns it
+  std::shared_ptr<const FileMapping> mapping_;  // keeps `memory_` mapped when it is a file's
+  std::size_t mapped_bytes_ = 0;
+  std::shared_ptr<const std::byte> owner_;         // keeps `memory_` alive when the source owns it
+  std::shared_ptr<const BackgroundFill> filling_;  // fills `memory_`, when it is not filled yet
   std::size_t owned_bytes_ = 0;
   std::shared_ptr<const std::vector<FileSpan>> spans_;  // the files, when the rows are read there
   std::size_t data_offset_ = 0;                         // in the spans end to end
