@@ -6,8 +6,9 @@
 // into the space's memory; each epoch gathers a fresh sample-shuffled order converted on the
 // way (the pixels to float by Normalize, the labels to int64 by Cast), and libtorch reads every
 // batch where it lies: `to_tensors` makes tensors of resident's memory, zero-copy, so the loop
-// holds no DataLoader and no host copy. The held-out fifth (the last rows, as train_mlp holds out)
-// is a second dataset whose field is read whole as one tensor (`to_tensor`).
+// holds no DataLoader and no host copy. A seeded random fifth is held out (PyTorch's
+// `random_split`): the training part and the held-out part are two `Subset`s of the one
+// dataset, views of its allocation with no copy, and the held-out part is one gathered batch.
 //
 //   train_libtorch --x digits_x.npy --y digits_y.npy [--device host|cuda] [--epochs N]
 //                  [--batch B] [--rate R] [--seed S] [--memory cuda|torch]
@@ -57,34 +58,37 @@ torch::nn::Sequential make_network() {
 
 using Clock = std::chrono::steady_clock;
 
-/// Trains on the rows before the last fifth, in `space` (whose memory libtorch reads as
-/// `device`), and prints the per-epoch loss and the held-out accuracy.
-/// `staged(bytes)` is called once the datasets (`bytes` in all) are in the space.
+/// Trains on a seeded random four fifths of the rows, in `space` (whose memory libtorch reads as
+/// `device`), and prints the per-epoch loss and the accuracy on the fifth held out.
+/// `staged(bytes)` is called once the dataset (`bytes` in all) is in the space.
 template <class Space, class Staged>
 int train(const Space& space, const torch::Device& device,
           const resident::HostTensor<const std::uint8_t>& x,
           const resident::HostTensor<const std::int32_t>& y, const Arguments& args,
           const Staged& staged) {
-  const std::size_t rows = x.rows(), train_rows = rows - rows / 5;
+  const std::size_t rows = x.rows();
   resident::DatasetOptions options;
   options.batch_size = args.batch;
   // The pixels as 1 x 8 x 8 rows: the batches are then (batch, channel, height, width), the
   // layout Conv2d reads, with no reshape in the loop.
-  using Dataset = resident::DeviceDataset<Space, std::uint8_t, std::int32_t>;
-  Dataset train_set(space, options,
-                    resident::HostTensor<const std::uint8_t>(x.data(), {train_rows, 1, side, side}),
-                    resident::HostTensor<const std::int32_t>(y.data(), {train_rows}));
-  Dataset held_out_set(
-      space, options,
-      resident::HostTensor<const std::uint8_t>(x.data() + train_rows * side * side,
-                                               {rows - train_rows, 1, side, side}),
-      resident::HostTensor<const std::int32_t>(y.data() + train_rows, {rows - train_rows}));
+  const resident::DeviceDataset<Space, std::uint8_t, std::int32_t> digits(
+      space, options, resident::HostTensor<const std::uint8_t>(x.data(), {rows, 1, side, side}), y);
+  // Two parts of the one allocation, rows drawn by the seed: the held-out part is served as
+  // one batch of every row.
+  using Part = resident::Subset<Space, std::uint8_t, std::int32_t>;
+  const auto parts =
+      resident::random_split_rows(rows, resident::split_lengths(rows, {0.8, 0.2}), args.seed);
+  Part train_set(digits, parts[0], options);
+  resident::DatasetOptions whole = options;
+  whole.batch_size = parts[1].size();
+  Part held_out_set(digits, parts[1], whole);
+  const std::size_t train_rows = train_set.num_rows(), held_out_rows = held_out_set.num_rows();
   std::printf(
       "train_libtorch: %zu images of %zu x %zu pixels on %s (libtorch %s); %zu for training, "
       "%zu held out; batch %zu\n",
-      rows, side, side, space.name().c_str(), device.str().c_str(), train_rows, rows - train_rows,
+      rows, side, side, space.name().c_str(), device.str().c_str(), train_rows, held_out_rows,
       args.batch);
-  staged(train_set.bytes() + held_out_set.bytes());
+  staged(digits.bytes() + train_set.map_bytes() + held_out_set.map_bytes());
 
   // One seed makes the initial weights and the shuffles: a run is repeatable.
   torch::manual_seed(args.seed);
@@ -121,17 +125,17 @@ int train(const Space& space, const torch::Device& device,
                 seconds);
   }
 
-  // The held-out rows in one forward pass, as the stored bytes scaled by libtorch: eval mode
-  // (no layer here differs, but a network with dropout or batch norm would), no autograd graph.
+  // The held-out rows in one forward pass, converted as the training batches are: eval mode (no
+  // layer here differs, but a network with dropout or batch norm would), no autograd graph.
   network->eval();
   const torch::NoGradGuard no_grad;
-  const torch::Tensor pixels = resident::to_tensor(held_out_set, held_out_set.template field<0>());
-  const torch::Tensor labels = resident::to_tensor(held_out_set, held_out_set.template field<1>());
-  const torch::Tensor predicted =
-      network->forward(pixels.to(torch::kFloat32) * pixel_scale).argmax(1);
-  const auto correct = predicted.eq(labels.to(torch::kLong)).sum().item<std::int64_t>();
+  auto held_out = held_out_set.epoch({}, resident::convert<0>(resident::Normalize{pixel_scale, 0}),
+                                     resident::convert<1>(resident::Cast<std::int64_t>{}));
+  auto [pixels, labels] = resident::to_tensors(held_out, 0);
+  const torch::Tensor predicted = network->forward(pixels).argmax(1);
+  const auto correct = predicted.eq(labels).sum().item<std::int64_t>();
   std::printf("held-out accuracy %.2f %%\n",
-              100.0 * static_cast<double>(correct) / static_cast<double>(rows - train_rows));
+              100.0 * static_cast<double>(correct) / static_cast<double>(held_out_rows));
   return 0;
 }
 

@@ -31,6 +31,7 @@
 #include "resident/statistics.hpp"
 #include "resident/stream_ref.hpp"
 #include "resident/streaming_dataset.hpp"
+#include "resident/subset.hpp"
 #include "resident/token_dataset.hpp"
 #include "resident/token_options.hpp"
 #include "resident/units.hpp"

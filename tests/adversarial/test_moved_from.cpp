@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,7 @@ using HostStreaming = resident::StreamingDataset<HostSpace, float, std::int32_t>
 using HostDataset = resident::Dataset<HostSpace, float, std::int32_t>;
 using HostTokens = resident::TokenDataset<HostSpace, std::uint16_t>;
 using HostCorpus = resident::TokenCorpus<HostSpace, std::uint16_t>;
+using HostSubset = resident::Subset<HostSpace, float, std::int32_t>;
 
 const std::string cases_file = RESIDENT_TEST_DATA_DIR "/../adversarial/moved_from_members.txt";
 
@@ -145,6 +147,13 @@ struct Scratch {
 // ---------------------------------------------------------------------------------------
 // The members every dataset has (DatasetAccessors), on a moved-from dataset of `owner`
 
+/// Whether a dataset serves `batch(i)` outside an epoch (a `Subset` does not).
+template <class Dataset, class = void>
+struct has_batch : std::false_type {};
+template <class Dataset>
+struct has_batch<Dataset, std::void_t<decltype(std::declval<Dataset&>().batch(0))>>
+    : std::true_type {};
+
 template <class Dataset>
 void accessors_of_moved_from(Cases& cases, const std::string& owner, Dataset& gone,
                              std::size_t batch) {
@@ -162,7 +171,8 @@ void accessors_of_moved_from(Cases& cases, const std::string& owner, Dataset& go
   cases.answers(owner, "stream", [&] { (void)view.stream(); });
   cases.answers(owner, "bytes", [&] { EXPECT_EQ(view.bytes(), 0U); });
   cases.answers(owner, "ring_bytes", [&] { EXPECT_EQ(view.ring_bytes(), 0U); });
-  cases.says_moved(owner, "batch", [&] { (void)gone.batch(0); });
+  if constexpr (has_batch<Dataset>::value)
+    cases.says_moved(owner, "batch", [&] { (void)gone.batch(0); });
   // An epoch of a moved-from dataset is made (allocating nothing) and every use says why.
   cases.says_moved(owner, "epoch", [&] {
     auto epoch = gone.epoch(EpochOptions{1, 0, Shuffle::samples});
@@ -227,6 +237,30 @@ void device_dataset_cases(Cases& cases) {
     HostDevice c(space, options_of(4), rows.x(), rows.y());
     b = std::move(c);  // a moved-from dataset assigned into
     EXPECT_EQ(first_label(b.batch(9)), 36);
+    EXPECT_TRUE(c.moved_from());  // NOLINT(bugprone-use-after-move)
+  }
+}
+
+void subset_cases(Cases& cases) {
+  const std::string owner = "resident::Subset";
+  const Rows rows(40);
+  const HostSpace space = HostSpace::with_budget(1 << 20);
+  const HostDevice dataset(space, options_of(8), rows.x(), rows.y());
+  HostSubset a(dataset, 4, 30, options_of(8));
+  HostSubset b(std::move(a));
+  accessors_of_moved_from(cases, owner, a, 8);  // NOLINT(bugprone-use-after-move)
+  ring_hooks_of_moved_from(cases, owner, a);
+  const HostSubset& view = a;
+  cases.answers(owner, "contiguous", [&] { EXPECT_FALSE(view.contiguous()); });
+  cases.answers(owner, "map_bytes", [&] { EXPECT_EQ(view.map_bytes(), 0U); });
+  cases.says_moved(owner, "dataset_row", [&] { (void)view.dataset_row(0); });
+  swap_of_moved_from(cases, owner, a, b);
+  if (cases.calling()) {
+    a = std::move(b);  // assigned into, then used
+    EXPECT_EQ(a.dataset_row(0), 4U);
+    HostSubset c(dataset, std::vector<std::size_t>{7, 3}, options_of(1));
+    b = std::move(c);  // a moved-from subset assigned into
+    EXPECT_EQ(b.dataset_row(1), 3U);
     EXPECT_TRUE(c.moved_from());  // NOLINT(bugprone-use-after-move)
   }
 }
@@ -756,9 +790,9 @@ using CaseList = std::vector<std::pair<std::string, void (*)(Cases&)>>;
 
 CaseList every_class() {
   return {
-    {"DeviceDataset", device_dataset_cases}, {"StreamingDataset", streaming_dataset_cases},
-        {"TokenDataset", token_dataset_cases}, {"Dataset", dataset_cases},
-        {"TokenCorpus", token_corpus_cases}, {"Epoch", epoch_cases},
+    {"DeviceDataset", device_dataset_cases}, {"Subset", subset_cases},
+        {"StreamingDataset", streaming_dataset_cases}, {"TokenDataset", token_dataset_cases},
+        {"Dataset", dataset_cases}, {"TokenCorpus", token_corpus_cases}, {"Epoch", epoch_cases},
         {"DatasetEpoch", dataset_epoch_cases}, {"Array", array_cases}, {"Archive", archive_cases},
         {"Plan", plan_cases}, {"HostSpace", host_space_cases},
 #if RESIDENT_HAS_CUDA
@@ -774,6 +808,7 @@ void run_cases(void (*cases_of)(Cases&)) {
 }
 
 TEST(MovedFrom, DeviceDataset) { run_cases(device_dataset_cases); }
+TEST(MovedFrom, Subset) { run_cases(subset_cases); }
 TEST(MovedFrom, StreamingDataset) { run_cases(streaming_dataset_cases); }
 TEST(MovedFrom, TokenDataset) { run_cases(token_dataset_cases); }
 TEST(MovedFrom, Dataset) { run_cases(dataset_cases); }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "resident/config.hpp"
 #include "resident/dataset_options.hpp"
 #include "resident/detail/checked_math.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
@@ -80,6 +81,31 @@ template <class... Ts>
 DatasetLayout<sizeof...(Ts)> make_layout(const DatasetOptions& options,
                                          const HostTensor<const Ts>&... fields) {
   return make_layout<sizeof...(Ts)>(options, {fields.shape()...}, {sizeof(Ts)...});
+}
+
+/// @brief Which row of the caller's data a stored row is (as a preloaded dataset stores them):
+/// the rank's rows from `source_first`, then the padding, which repeats `cycle` rows from `base`.
+struct SourceMap {
+  std::uint64_t order_rows = 0;
+  std::uint64_t source_first = 0;
+  std::uint64_t cycle = 1;
+  std::uint64_t base = 0;
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t stored) const noexcept {
+    return stored < order_rows ? source_first + stored : base + (stored - order_rows) % cycle;
+  }
+};
+
+/// @brief Where the stored rows of `layout` lie in the caller's data (see `SourceMap`).
+template <std::size_t Fields>
+SourceMap source_map(const DatasetLayout<Fields>& layout) noexcept {
+  const ShardGeometry& geometry = layout.geometry;
+  SourceMap map;
+  map.order_rows = geometry.order_rows;
+  map.source_first = geometry.source_first;
+  map.cycle = geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
+  map.base = geometry.pad_from_source_start ? 0 : geometry.source_first;
+  if (map.cycle == 0) map.cycle = 1;  // no rows to pad from: no padding position is served
+  return map;
 }
 
 /// Where each field's batch and the row ids live in one slot of a gathering epoch's ring.

@@ -124,6 +124,14 @@ class PreloadedStorage : public OwnerBase<Space, Fields> {
     this->impl_core() = std::move(core);
   }
 
+  /// @brief Storage that shares `dataset`'s allocation (a subset of its rows), cut by `core`:
+  /// the allocation lives while either does.
+  PreloadedStorage(const PreloadedStorage& dataset, const std::array<Shape, Fields>& row_shapes,
+                   DatasetCore<Space, Fields> core)
+      : OwnerBase<Space, Fields>(row_shapes), storage_(dataset.storage_) {
+    this->impl_core() = std::move(core);
+  }
+
   /// @brief Batch `index` of the unshuffled epoch, as the rows it views (`what` names the
   /// dataset in a refusal).
   /// @throws std::out_of_range past the batches; InvalidArgument where the rank stores several

@@ -186,7 +186,7 @@ struct GatherRows {
     if (thread >= shape.group_rows() || r >= shape.rows) return false;
     place = order.place(r);
     if (indices != nullptr) *reach(indices + r, 1) = static_cast<std::int64_t>(place.row);
-    shared.from[thread] = source.at(place);
+    shared.from[thread] = source.at(place, reach);
     return true;
   }
   /// Walks the row of the group that `thread` works on (none past the batch's last row): calls

@@ -24,7 +24,9 @@ struct StoredRows {
     return base + row * row_elements;
   }
   /// Where the row at `place` starts.
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place) const noexcept {
+  template <class Reach>
+  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
+                                                 const Reach& /*reach*/) const noexcept {
     return at(0, place.row);
   }
   /// The same rows read as `Word`s (the copy kernels' unit; rows are a whole number of them).

@@ -30,7 +30,9 @@ struct WindowRows {
     return base + (row < windows ? row : row % windows) * stride;
   }
   /// Where the row at `place` starts.
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place) const noexcept {
+  template <class Reach>
+  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
+                                                 const Reach& /*reach*/) const noexcept {
     return at(0, place.row);
   }
   /// The largest power of two every row start is aligned to, in bytes: what limits the word a

@@ -24,19 +24,6 @@
 
 namespace resident::detail {
 
-/// @brief Where the stored rows of `layout` lie in the caller's data (see `SourceMap`).
-template <std::size_t Fields>
-SourceMap source_map(const DatasetLayout<Fields>& layout) noexcept {
-  const ShardGeometry& geometry = layout.geometry;
-  SourceMap map;
-  map.order_rows = geometry.order_rows;
-  map.source_first = geometry.source_first;
-  map.cycle = geometry.pad_from_source_start ? layout.source_rows : geometry.order_rows;
-  map.base = geometry.pad_from_source_start ? 0 : geometry.source_first;
-  if (map.cycle == 0) map.cycle = 1;  // no rows to pad from: no padding position is served
-  return map;
-}
-
 /// @brief What the producer thread reads to load a chunk: fixed at construction and kept on
 /// the heap, so that the dataset owning it can move while a pass runs.
 template <class Transport, std::size_t Fields>

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "resident/config.hpp"
+#include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/permutation.hpp"
 
@@ -55,18 +56,6 @@ struct ChunkRows {
   }
 };
 
-/// @brief Which row of the caller's data a stored row is (as a preloaded dataset stores them):
-/// the rank's rows from `source_first`, then the padding, which repeats `cycle` rows from `base`.
-struct SourceMap {
-  std::uint64_t order_rows = 0;
-  std::uint64_t source_first = 0;
-  std::uint64_t cycle = 1;
-  std::uint64_t base = 0;
-  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t stored) const noexcept {
-    return stored < order_rows ? source_first + stored : base + (stored - order_rows) % cycle;
-  }
-};
-
 /// @brief A gather source: a field's rows in the chunk slots, placed by `rows`; or, where
 /// `direct` is set (a stream in whole-epoch order whose rows are in host memory, gathered by
 /// host threads), the rows where they lie in host memory, row `row` being the stored row that
@@ -84,10 +73,16 @@ struct ChunkSlotRows {
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t position,
                                                  std::uint64_t row) const noexcept {
     // Direct rows lie where their ids say; slot rows where the batch position puts them.
-    return at(direct != nullptr ? RowPlace{row} : rows.place(position));
+    return start(direct != nullptr ? RowPlace{row} : rows.place(position));
+  }
+  /// `start(place)`, as a kernel asks: nothing is read through `reach`.
+  template <class Reach>
+  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
+                                                 const Reach& /*reach*/) const noexcept {
+    return start(place);
   }
   /// Where the row at `place` starts (its place worked out once by the caller).
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place) const noexcept {
+  [[nodiscard]] RESIDENT_HOST_DEVICE const T* start(const RowPlace& place) const noexcept {
     if (direct != nullptr)
       return reinterpret_cast<const T*>(direct + source.row(place.row) * row_bytes);  // NOLINT
     return reinterpret_cast<const T*>(  // NOLINT: typed view of the slot's bytes

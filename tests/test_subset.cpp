@@ -1,0 +1,353 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Subsets and splits: a subset serves, epoch after epoch, the batches of a DeviceDataset made
+// from copies of its rows, bit for bit, whatever its rows (a range, a list, a random part),
+// shuffle, transforms, remainder and rank; a range's runs are views of the dataset's memory;
+// a subset outlives its dataset; every refusal comes when a subset is made.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "resident/augment.hpp"
+#include "resident/convert.hpp"
+#include "resident/device_dataset.hpp"
+#include "resident/error.hpp"
+#include "resident/image_layout.hpp"
+#include "resident/subset.hpp"
+#include "support/epoch_bytes.hpp"
+#include "support/epoch_checks.hpp"
+#include "support/spaces.hpp"
+
+namespace {
+
+using resident::DatasetOptions;
+using resident::EpochOptions;
+using resident::HostTensor;
+using resident::Remainder;
+using resident::Shuffle;
+
+constexpr std::size_t kRows = 103, kPixels = std::size_t{3} * 4 * 4;
+
+/// 3 x 4 x 4 uint8 images and labels equal to the row.
+struct Images {
+  explicit Images(std::size_t rows = kRows) : pixels(rows * kPixels), labels(rows) {
+    for (std::size_t i = 0; i < pixels.size(); ++i)
+      pixels[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+    std::iota(labels.begin(), labels.end(), std::int32_t{0});
+  }
+  /// The rows `rows` of these, copied in that order.
+  [[nodiscard]] Images take(const std::vector<std::size_t>& rows) const {
+    Images taken(0);
+    for (const std::size_t row : rows) {
+      taken.pixels.insert(taken.pixels.end(), pixels.begin() + row * kPixels,
+                          pixels.begin() + (row + 1) * kPixels);
+      taken.labels.push_back(labels[row]);
+    }
+    return taken;
+  }
+  [[nodiscard]] HostTensor<const std::uint8_t> x() const {
+    return {pixels.data(), {labels.size(), 3, 4, 4}};
+  }
+  [[nodiscard]] HostTensor<const std::int32_t> y() const {
+    return {labels.data(), {labels.size()}};
+  }
+  std::vector<std::uint8_t> pixels;
+  std::vector<std::int32_t> labels;
+};
+
+std::vector<std::size_t> range_rows(std::size_t first, std::size_t count) {
+  std::vector<std::size_t> rows(count);
+  std::iota(rows.begin(), rows.end(), first);
+  return rows;
+}
+
+// `all`: a conversion per field, and every augmentation op with the output layout.
+enum class Transform { none, all };
+
+template <class Dataset>
+resident::testing::EpochBytes record(Dataset& ds, const EpochOptions& options,
+                                     Transform transform) {
+  if (transform == Transform::none) return resident::testing::record_bytes(ds, ds.epoch(options));
+  return resident::testing::record_bytes(
+      ds,
+      ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, -0.5f}),
+               resident::augment<0>(resident::ImageLayout::chw(3, 4, 4), resident::RandomCrop{1},
+                                    resident::RandomFlip{}, resident::Cutout{2},
+                                    resident::OutputLayout{resident::ImageLayout::Order::hwc}),
+               resident::convert<1>(resident::Cast<std::int64_t>{})));
+}
+
+DatasetOptions options_of(Remainder remainder, int rank, int world) {
+  DatasetOptions options = resident::testing::epoch_options(8, remainder);
+  options.shard = {rank, world, 0};
+  return options;
+}
+
+template <class Space>
+using Dataset = resident::DeviceDataset<Space, std::uint8_t, std::int32_t>;
+template <class Space>
+using Subset = resident::Subset<Space, std::uint8_t, std::int32_t>;
+
+template <class Space>
+using SubsetEpochs = resident::testing::OverGatheringSpaces<Space>;
+TYPED_TEST_SUITE(SubsetEpochs, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
+
+// The matrix: rows (a range, a random part, a list with repeats in reverse) x remainder x rank
+// of 1 and 2 ranks x shuffle x transform, two epochs each: the batches of the dataset of the
+// rows' copies, bit for bit.
+TYPED_TEST(SubsetEpochs, EveryPartServesTheBatchesOfADatasetOfItsRows) {
+  const Images data;
+  const Dataset<TypeParam> dataset(
+      this->space_, resident::testing::epoch_options(16, Remainder::drop), data.x(), data.y());
+  std::vector<std::size_t> listed = resident::random_split_rows(kRows, {61, 42}, 7)[1];
+  listed.insert(listed.end(), {5, 5, 102, 0});
+  std::reverse(listed.begin(), listed.end());
+  const std::vector<std::pair<const char*, std::vector<std::size_t>>> selections{
+      {"range", range_rows(10, 57)},
+      {"random part", resident::random_split_rows(kRows, {61, 42}, 7)[0]},
+      {"list", listed}};
+  std::size_t cells = 0;
+  for (const auto& [name, rows] : selections) {
+    const Images copied = data.take(rows);
+    for (const int world : {1, 2}) {
+      for (int rank = 0; rank < world; ++rank) {
+        for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+          const DatasetOptions options = options_of(remainder, rank, world);
+          Dataset<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+          Subset<TypeParam> subset = name == std::string("range")
+                                         ? Subset<TypeParam>(dataset, 10, 57, options)
+                                         : Subset<TypeParam>(dataset, rows, options);
+          ASSERT_EQ(subset.num_rows(), reference.num_rows());
+          ASSERT_EQ(subset.num_batches(), reference.num_batches());
+          ASSERT_EQ(subset.contiguous(), name == std::string("range"));
+          for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+            for (const Transform transform : {Transform::none, Transform::all}) {
+              SCOPED_TRACE(std::string(name) + ", rank " + std::to_string(rank) + " of " +
+                           std::to_string(world) + ", " + resident::remainder_name(remainder) +
+                           ", " + resident::testing::shuffle_name(shuffle) +
+                           (transform == Transform::all ? ", all transforms" : ""));
+              for (const std::uint64_t epoch : {0, 1}) {
+                const EpochOptions epoch_options{11, epoch, shuffle};
+                const auto expected = record(reference, epoch_options, transform);
+                const auto got = record(subset, epoch_options, transform);
+                ASSERT_EQ(got.valid, expected.valid);
+                ASSERT_TRUE(got == expected) << "the batches differ from the copied rows'";
+              }
+              ++cells;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cells, 3u * 3 * 3 * 3 * 2);
+}
+
+// A range's runs are views of the dataset's memory, shared with it; its padded last batch is
+// gathered; a list's batches are gathered.
+TYPED_TEST(SubsetEpochs, ARangesRunsAreViewsOfTheDatasetsMemory) {
+  const Images data;
+  const Dataset<TypeParam> dataset(
+      this->space_, resident::testing::epoch_options(16, Remainder::drop), data.x(), data.y());
+  Subset<TypeParam> range(dataset, 10, 57, resident::testing::epoch_options(8, Remainder::pad));
+  EXPECT_TRUE(range.contiguous());
+  EXPECT_EQ(range.storage_owner(), dataset.storage_owner());
+  EXPECT_EQ(range.dataset_row(0), 10u);
+  EXPECT_EQ(range.dataset_row(56), 66u);
+  EXPECT_THROW((void)range.dataset_row(57), std::out_of_range);
+  std::size_t k = 0;
+  for (auto [x, y] : range.epoch()) {
+    const std::uint8_t* at = dataset.template field<0>().data() + (10 + k * 8) * kPixels;
+    if (k + 1 < range.num_batches()) {
+      EXPECT_EQ(x.data(), at) << "batch " << k << " is no view";
+      EXPECT_EQ(range.impl_owner_of(y.data(), y.bytes()), dataset.storage_owner());
+    } else {
+      EXPECT_NE(x.data(), at) << "the padded batch viewed the rows after the range";
+      EXPECT_EQ(y.valid_rows(), 1u);
+    }
+    ++k;
+  }
+  EXPECT_EQ(k, 8u);
+  const Subset<TypeParam> list(dataset, std::vector<std::size_t>{3, 1, 2},
+                               resident::testing::epoch_options(8, Remainder::partial));
+  EXPECT_FALSE(list.contiguous());
+  EXPECT_EQ(list.dataset_row(1), 1u);
+  EXPECT_EQ(list.map_bytes(), 3 * sizeof(std::uint64_t));
+}
+
+// A subset keeps the dataset's memory: destroyed or moved from, the dataset's rows are still
+// served; moved from, a subset is empty, and the epochs made before throw.
+TYPED_TEST(SubsetEpochs, ASubsetOutlivesItsDatasetAndAMoveEmptiesIt) {
+  const Images data;
+  const std::vector<std::size_t> rows = resident::random_split_rows(kRows, {50, 53}, 3)[0];
+  const Images copied = data.take(rows);
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::partial);
+  Dataset<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+  const EpochOptions shuffled{5, 0, Shuffle::samples};
+  const auto expected = record(reference, shuffled, Transform::all);
+  auto dataset = std::make_unique<Dataset<TypeParam>>(
+      this->space_, resident::testing::epoch_options(16, Remainder::drop), data.x(), data.y());
+  Subset<TypeParam> subset(*dataset, rows, options);
+  Dataset<TypeParam> moved_to = std::move(*dataset);
+  dataset.reset();
+  EXPECT_TRUE(record(subset, shuffled, Transform::all) == expected);
+  auto epoch = subset.epoch(shuffled);
+  Subset<TypeParam> taken = std::move(subset);
+  EXPECT_TRUE(subset.moved_from());
+  EXPECT_EQ(subset.num_rows(), 0u);
+  EXPECT_EQ(subset.map_bytes(), 0u);
+  EXPECT_FALSE(subset.contiguous());
+  EXPECT_EQ(subset.storage_owner(), nullptr);
+  EXPECT_THROW((void)epoch.batch(0), resident::Error);
+  EXPECT_TRUE(record(taken, shuffled, Transform::all) == expected);
+}
+
+// An epoch of a subset resumes from its state where it stopped, batch for batch.
+TYPED_TEST(SubsetEpochs, AnEpochResumesWhereItStopped) {
+  const Images data;
+  const Dataset<TypeParam> dataset(
+      this->space_, resident::testing::epoch_options(16, Remainder::drop), data.x(), data.y());
+  for (const bool range : {true, false}) {
+    Subset<TypeParam> subset =
+        range
+            ? Subset<TypeParam>(dataset, 7, 90, resident::testing::epoch_options(8, Remainder::pad))
+            : Subset<TypeParam>(dataset, resident::random_split_rows(kRows, {90, 13}, 1)[0],
+                                resident::testing::epoch_options(8, Remainder::pad));
+    for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+      SCOPED_TRACE(std::string(range ? "range, " : "list, ") +
+                   resident::testing::shuffle_name(shuffle));
+      const EpochOptions options{9, 2, shuffle};
+      auto epoch = subset.epoch(options);
+      for (std::size_t k = 0; k < 5; ++k) (void)epoch.batch(k);
+      const resident::EpochState state = epoch.state();
+      auto rest = resident::testing::record_bytes(subset, subset.resume(options, state));
+      const auto plain_whole = record(subset, options, Transform::none);
+      ASSERT_EQ(rest.bytes.size() + 5, plain_whole.bytes.size());
+      EXPECT_TRUE(std::equal(rest.bytes.begin(), rest.bytes.end(), plain_whole.bytes.begin() + 5));
+    }
+  }
+}
+
+// Every refusal comes when the subset is made, names what was expected and found, and loses
+// nothing: the dataset serves as before.
+TYPED_TEST(SubsetEpochs, BadRowsAreRefusedWhenTheSubsetIsMade) {
+  const Images data;
+  Dataset<TypeParam> dataset(this->space_, resident::testing::epoch_options(16, Remainder::drop),
+                             data.x(), data.y());
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::drop);
+  const auto refusal = [&](auto&& make) -> std::string {
+    try {
+      make();
+    } catch (const resident::InvalidArgument& error) {
+      return error.what();
+    }
+    return "no refusal";
+  };
+  EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 100, 4, options); }).find("reach past"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, SIZE_MAX, 2, options); }).find("103 rows"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 1, SIZE_MAX, options); }).find("103 rows"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              Subset<TypeParam>(dataset, std::vector<std::size_t>{0, 103}, options);
+            }).find("row 1 of the subset is 103"),
+            std::string::npos);
+  DatasetOptions no_batch = options;
+  no_batch.batch_size = 0;
+  EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 0, 10, no_batch); }), "no refusal");
+  EXPECT_NE(refusal([&] {
+              (void)resident::random_split(dataset, {50, 50}, 1, options);
+            }).find("sum to 100 rows, but there are 103"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              (void)resident::random_split(dataset, {100, SIZE_MAX}, 1, options);
+            }).find("more than 103"),
+            std::string::npos);
+  // Edges: no rows, one row, every row.
+  EXPECT_EQ(Subset<TypeParam>(dataset, 103, 0, options).num_batches(), 0u);
+  EXPECT_EQ(Subset<TypeParam>(dataset, std::vector<std::size_t>{}, options).map_bytes(), 0u);
+  EXPECT_EQ(Subset<TypeParam>(dataset, 102, 1, resident::testing::epoch_options(8, Remainder::pad))
+                .num_batches(),
+            1u);
+  EXPECT_EQ(Subset<TypeParam>(dataset, 0, 103, options).num_batches(), 12u);
+  Dataset<TypeParam> moved_to = std::move(dataset);
+  EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 0, 1, options); }).find("moved from"),
+            std::string::npos);
+  EXPECT_EQ(Subset<TypeParam>(moved_to, 0, 103, options).num_rows(), 103u);
+}
+
+// The row map passes the capacity check every allocation passes.
+TYPED_TEST(SubsetEpochs, ARowMapThatDoesNotFitIsRefusedWithTheFigures) {
+  if constexpr (!resident::testing::has_budget<TypeParam>::value) {
+    GTEST_SKIP() << "skipped: the space takes no byte budget";
+  } else {
+    const Images data;
+    const auto space = this->space_.with_budget(std::size_t{64} << 10);
+    const Dataset<TypeParam> dataset(space, resident::testing::epoch_options(16, Remainder::drop),
+                                     data.x(), data.y());
+    DatasetOptions options = resident::testing::epoch_options(8, Remainder::drop);
+    options.reserve_bytes = space.capacity().free_bytes - 100;  // 12 rows' map fits, 13 do not
+    EXPECT_EQ(Subset<TypeParam>(dataset, 0, 12, options).map_bytes(), 96u);
+    try {
+      (void)Subset<TypeParam>(dataset, 0, 13, options);
+      FAIL() << "no refusal";
+    } catch (const resident::CapacityError& error) {
+      EXPECT_EQ(error.needed_bytes(), 104u);
+      EXPECT_NE(std::string(error.what()).find("row map"), std::string::npos) << error.what();
+    }
+  }
+}
+
+// PyTorch's rule for fractions, and its refusals.
+TEST(SplitLengths, CountAsPyTorchCountsThem) {
+  EXPECT_EQ(resident::split_lengths(10, {0.3, 0.3, 0.4}), (std::vector<std::size_t>{3, 3, 4}));
+  EXPECT_EQ(resident::split_lengths(11, {0.5, 0.5}), (std::vector<std::size_t>{6, 5}));
+  EXPECT_EQ(resident::split_lengths(7, {1.0 / 3, 1.0 / 3, 1.0 / 3}),
+            (std::vector<std::size_t>{3, 2, 2}));
+  EXPECT_EQ(resident::split_lengths(0, {0.8, 0.2}), (std::vector<std::size_t>{0, 0}));
+  EXPECT_EQ(resident::split_lengths(1, {0.8, 0.2}), (std::vector<std::size_t>{1, 0}));
+  EXPECT_EQ(resident::split_lengths(SIZE_MAX, {1.0}), (std::vector<std::size_t>{SIZE_MAX}));
+  const auto halves = resident::split_lengths(SIZE_MAX, {0.5, 0.5});
+  EXPECT_EQ(halves[0] + halves[1], SIZE_MAX);
+  EXPECT_THROW((void)resident::split_lengths(10, {}), resident::InvalidArgument);
+  EXPECT_THROW((void)resident::split_lengths(10, {0.5, 0.6}), resident::InvalidArgument);
+  EXPECT_THROW((void)resident::split_lengths(10, {1.5, -0.5}), resident::InvalidArgument);
+  EXPECT_THROW((void)resident::split_lengths(10, {std::nan(""), 1.0}), resident::InvalidArgument);
+}
+
+// The parts of a random split are disjoint, cover every row, and depend on the seed alone.
+TEST(RandomSplitRows, PartsAreDisjointCoverEveryRowAndFollowTheSeed) {
+  for (const std::size_t rows : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{97}}) {
+    const std::vector<std::size_t> lengths = resident::split_lengths(rows, {0.7, 0.2, 0.1});
+    const auto parts = resident::random_split_rows(rows, lengths, 42);
+    ASSERT_EQ(parts.size(), 3u);
+    std::set<std::size_t> seen;
+    for (std::size_t part = 0; part < 3; ++part) {
+      EXPECT_EQ(parts[part].size(), lengths[part]);
+      seen.insert(parts[part].begin(), parts[part].end());
+    }
+    EXPECT_EQ(seen.size(), rows);
+    if (rows != 0) {
+      EXPECT_EQ(*seen.rbegin(), rows - 1);
+    }
+    EXPECT_EQ(resident::random_split_rows(rows, lengths, 42), parts);
+  }
+  EXPECT_NE(resident::random_split_rows(97, {50, 47}, 1),
+            resident::random_split_rows(97, {50, 47}, 2));
+  EXPECT_THROW((void)resident::random_split_rows(3, {1, 1}, 0), resident::InvalidArgument);
+  EXPECT_THROW((void)resident::random_split_rows(3, {SIZE_MAX, 4}, 0), resident::InvalidArgument);
+}
+
+}  // namespace
