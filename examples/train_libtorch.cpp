@@ -132,8 +132,8 @@ int train(const Space& space, const torch::Device& device,
   auto held_out = held_out_set.epoch({}, resident::convert<0>(resident::Normalize{pixel_scale, 0}),
                                      resident::convert<1>(resident::Cast<std::int64_t>{}));
   auto [pixels, labels] = resident::to_tensors(held_out, 0);
-  const torch::Tensor predicted = network->forward(pixels).argmax(1);
-  const auto correct = predicted.eq(labels).sum().item<std::int64_t>();
+  const torch::Tensor hits = network->forward(pixels).argmax(1).eq(labels).sum();
+  const auto correct = hits.item<std::int64_t>();
   std::printf("held-out accuracy %.2f %%\n",
               100.0 * static_cast<double>(correct) / static_cast<double>(held_out_rows));
   return 0;

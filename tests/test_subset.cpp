@@ -283,8 +283,17 @@ TYPED_TEST(SubsetEpochs, BadRowsAreRefusedWhenTheSubsetIsMade) {
             1u);
   EXPECT_EQ(Subset<TypeParam>(dataset, 0, 103, options).num_batches(), 12u);
   Dataset<TypeParam> moved_to = std::move(dataset);
-  EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 0, 1, options); }).find("moved from"),
-            std::string::npos);
+  for (const std::size_t rows : {0, 1}) {
+    EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 0, rows, options); }).find("moved from"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] {
+                Subset<TypeParam>(dataset, std::vector<std::size_t>(rows, 0), options);
+              }).find("moved from"),
+              std::string::npos);
+  }
+  EXPECT_NE(
+      refusal([&] { (void)resident::random_split(dataset, {}, 1, options); }).find("moved from"),
+      std::string::npos);
   EXPECT_EQ(Subset<TypeParam>(moved_to, 0, 103, options).num_rows(), 103u);
 }
 
@@ -306,6 +315,27 @@ TYPED_TEST(SubsetEpochs, ARowMapThatDoesNotFitIsRefusedWithTheFigures) {
     } catch (const resident::CapacityError& error) {
       EXPECT_EQ(error.needed_bytes(), 104u);
       EXPECT_NE(std::string(error.what()).find("row map"), std::string::npos) << error.what();
+    }
+  }
+}
+
+// A padded layout may store far more rows than it has: its map is refused by the capacity
+// check before it is made on the host.
+TYPED_TEST(SubsetEpochs, AHugePaddedMapIsRefusedBeforeItIsMade) {
+  const Images data;
+  const Dataset<TypeParam> dataset(
+      this->space_, resident::testing::epoch_options(16, Remainder::drop), data.x(), data.y());
+  for (const std::size_t batch : {std::size_t{1} << 40, std::size_t{1} << 60}) {
+    try {
+      (void)Subset<TypeParam>(dataset, 0, 3,
+                              resident::testing::epoch_options(batch, Remainder::pad));
+      FAIL() << "no refusal";
+    } catch (const resident::CapacityError& error) {
+      EXPECT_EQ(error.needed_bytes(), batch * sizeof(std::uint64_t));
+      EXPECT_NE(std::string(error.what()).find("Remainder::pad"), std::string::npos)
+          << error.what();
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_EQ(batch, std::size_t{1} << 60) << error.what();  // its bytes overflow
     }
   }
 }

@@ -6,10 +6,12 @@
 /// @brief `Subset<Space, Ts...>`: rows of a `DeviceDataset` served as a dataset of their own,
 /// with no copy of the rows: a range, a list, or the parts of a seeded `random_split`.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -19,6 +21,7 @@
 #include "resident/batch_view.hpp"
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
+#include "resident/detail/checked_math.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/epoch_order.hpp"
 #include "resident/detail/dataset/layout.hpp"
@@ -45,7 +48,9 @@ namespace resident {
 /// larger batches and `Remainder::partial`. A range of the dataset's rows serves every batch
 /// that is a run of them as a view, as the dataset does; every other batch (a list's, a padded
 /// one, a `Shuffle::samples` epoch's) is gathered into the subset's ring through its row map,
-/// one `std::uint64_t` per stored row in the space's memory (`map_bytes()`).
+/// one `std::uint64_t` per stored row (padding included) in the space's memory, which every
+/// subset holds (`map_bytes()`). Its `batch_indices()` are its own row ids; `dataset_row(id)`
+/// is the dataset's row behind one.
 /// @note Move-only; moved from, it is empty (0 rows, no map) and its epochs throw on their next
 /// use. Thread-safety: const members may be called from many threads at once.
 template <class Space, class... Ts>
@@ -142,7 +147,7 @@ class Subset : public DatasetAccessors<Subset<Space, Ts...>, Space, Ts...>,
   Subset(const dataset_type& dataset, detail::RowSelection selection, const DatasetOptions& options)
       : Storage(dataset, dataset.impl_row_shapes(), core_of(dataset, selection.rows, options)),
         bases_(bases_of(dataset, std::index_sequence_for<Ts...>{})),
-        map_(upload(this->impl_core(), detail::row_map(this->impl_core().layout(), selection))),
+        map_(upload(this->impl_core(), selection)),
         selection_(std::move(selection)) {}
 
   // The core of a dataset of `rows` of `dataset`'s rows, cut by `options`, in its space.
@@ -159,13 +164,20 @@ class Subset : public DatasetAccessors<Subset<Space, Ts...>, Space, Ts...>,
                                            std::index_sequence<Field...> /*fields*/) noexcept {
     return {dataset.template field<Field>().data()...};
   }
-  // The row map in the space, after the capacity check every allocation passes.
-  static detail::Allocation<Space> upload(const Core& core, const std::vector<std::uint64_t>& map) {
-    if (map.empty()) return {};
-    const std::size_t bytes = map.size() * sizeof(std::uint64_t);
+  // The row map of `selection` in the space, after the capacity check every allocation passes
+  // (before the map is made on the host: a padded layout may store far more rows than it has).
+  static detail::Allocation<Space> upload(const Core& core, const detail::RowSelection& selection) {
+    if (selection.rows == 0) return {};
+    const std::size_t bytes = detail::checked_mul(core.layout().geometry.stored_rows,
+                                                  sizeof(std::uint64_t), "the row map's bytes");
     const detail::CapacityVerdict verdict =
         detail::check_capacity(core.space(), core.config().reserve_bytes, bytes);
-    if (!verdict.fits) throw verdict.refusal(CapacityError::default_advice, "the subset's row map");
+    if (!verdict.fits)
+      throw verdict.refusal(
+          "take fewer rows, a smaller batch size under Remainder::pad (its padding rows are "
+          "mapped too), or lower DatasetOptions::reserve_bytes",
+          "the subset's row map");
+    const std::vector<std::uint64_t> map = detail::stored_row_map(core.layout(), selection);
     detail::Allocation<Space> allocation(core.space(), bytes, core.stream(),
                                          core.stream_keep_alive());
     core.space().copy_from_host(allocation.data(), map.data(), bytes, core.stream());
@@ -253,15 +265,21 @@ inline std::vector<std::vector<std::size_t>> random_split_rows(
 /// @brief PyTorch's `random_split`: `dataset`'s rows in disjoint random parts of `lengths`
 /// rows (`random_split_rows`), each a `Subset` cut by `options`. For parts cut by options of
 /// their own, make each `Subset` from `random_split_rows`.
-/// @throws what `random_split_rows` and `Subset` throw; nothing is kept.
+/// @throws what `random_split_rows` and `Subset` throw (a dataset moved from is refused, also
+/// for no parts); nothing is kept.
 template <class Space, class... Ts>
 std::vector<Subset<Space, Ts...>> random_split(const DeviceDataset<Space, Ts...>& dataset,
                                                const std::vector<std::size_t>& lengths,
                                                std::uint64_t seed, const DatasetOptions& options) {
+  detail::check_not_moved_from(dataset.moved_from());  // also where no part has a row
+  const std::vector<std::vector<std::size_t>> rows =
+      random_split_rows(dataset.num_rows(), lengths, seed);
   std::vector<Subset<Space, Ts...>> parts;
-  parts.reserve(lengths.size());
-  for (const auto& rows : random_split_rows(dataset.num_rows(), lengths, seed))
-    parts.emplace_back(dataset, rows, options);
+  parts.reserve(rows.size());
+  std::transform(rows.begin(), rows.end(), std::back_inserter(parts),
+                 [&](const std::vector<std::size_t>& part) {
+                   return Subset<Space, Ts...>(dataset, part, options);
+                 });
   return parts;
 }
 
