@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "resident/convert.hpp"
+#include "resident/detail/channel_moments.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/image_layout.hpp"
@@ -28,6 +29,30 @@ struct ChannelStatistics {
   std::vector<float> std;   ///< One per channel; 0 for a channel whose every value is equal.
   std::size_t values = 0;   ///< Values per channel counted: rows x H x W.
 };
+
+namespace detail {
+
+/// The figures of `moments`, scaled by `input_scale`, as floats.
+/// @throws InvalidArgument when one is not a finite float.
+inline ChannelStatistics channel_statistics_of(const ChannelMoments& moments,
+                                               const ImageLayout& image, float input_scale) {
+  ChannelStatistics statistics;
+  statistics.values = moments.images() * image.height * image.width;
+  const auto scale = static_cast<double>(input_scale);
+  for (std::size_t c = 0; c < image.channels; ++c) {
+    const auto scaled_mean = static_cast<float>(moments.mean(c) * scale);
+    const auto scaled_std = static_cast<float>(std::sqrt(moments.variance(c)) * std::fabs(scale));
+    RESIDENT_EXPECTS(std::isfinite(scaled_mean) && std::isfinite(scaled_std),
+                     "channel_statistics: channel " + std::to_string(c) +
+                         " has a mean or deviation that is not a finite float (a value that is "
+                         "NaN or infinite, or figures past float's range)");
+    statistics.mean.push_back(scaled_mean);
+    statistics.std.push_back(scaled_std);
+  }
+  return statistics;
+}
+
+}  // namespace detail
 
 /// @brief The per-channel mean and standard deviation of the images in `rows` (rows of layout
 /// `image`, CHW or HWC; any integer or floating element type), in one pass over the rows (each
@@ -46,68 +71,41 @@ template <class T>
 [[nodiscard]] ChannelStatistics channel_statistics(const HostTensor<T>& rows,
                                                    const ImageLayout& image,
                                                    float input_scale = 1.0f) {
-  using Value = std::remove_cv_t<T>;
+  static_assert(std::is_arithmetic_v<std::remove_cv_t<T>>,
+                "channel_statistics reads integer or floating elements (uint8 pixels, floats)");
+  detail::check_channel_input(image, rows.row_elements(), rows.rows(), input_scale);
+  detail::ChannelMoments moments(image);
+  moments.add(rows.data(), rows.rows());
+  return detail::channel_statistics_of(moments, image, input_scale);
+}
+
+/// @brief The same figures of field `Field` of a `DeviceDataset` in any space (its stored rows:
+/// this rank's part, no padding), where the host's copy may be gone: read in one pass from the
+/// space's memory, 4 MiB of rows at a time copied to the host on the dataset's stream. The
+/// figures are bitwise those of the host tensor's.
+/// @throws what the host tensor's form throws; what the space's copies throw (CudaError).
+template <std::size_t Field, class Dataset>
+[[nodiscard]] ChannelStatistics channel_statistics(const Dataset& dataset, const ImageLayout& image,
+                                                   float input_scale = 1.0f) {
+  const auto rows = dataset.template field<Field>();
+  using Value = std::remove_cv_t<typename decltype(rows)::value_type>;
   static_assert(std::is_arithmetic_v<Value>,
                 "channel_statistics reads integer or floating elements (uint8 pixels, floats)");
-  const std::size_t channels = image.channels;
-  RESIDENT_EXPECTS(channels >= 1 && channels <= Normalize::max_channels,
-                   "channel_statistics: " + image.describe() + " has " + std::to_string(channels) +
-                       " channels; Normalize takes 1 to " +
-                       std::to_string(Normalize::max_channels));
-  RESIDENT_EXPECTS(image.height > 0 && image.width > 0 && image.elements() == rows.row_elements(),
-                   "channel_statistics: the layout " + image.describe() + " has " +
-                       std::to_string(image.elements()) + " elements, but the rows have " +
-                       std::to_string(rows.row_elements()) +
-                       "; declare the layout of these images (C * H * W = row elements)");
-  RESIDENT_EXPECTS(rows.rows() > 0,
-                   "channel_statistics: the tensor has no rows; give the training images");
-  RESIDENT_EXPECTS(std::isfinite(input_scale),
-                   "channel_statistics: input_scale is " + std::to_string(input_scale) +
-                       "; give a finite factor (e.g. 1.0f / 255 for 8-bit pixels)");
-  const std::size_t pixels = image.height * image.width;
-  const bool planes = image.order == ImageLayout::Order::chw;
-  const auto channel_of = [&](std::size_t e) { return planes ? e / pixels : e % channels; };
-  // Per image, its channels' means and squared deviations from them (two sweeps of an image
-  // in cache), merged into the running figures by Chan's formula: no E[x^2] - E[x]^2, which
-  // loses every digit of a deviation small against its mean.
-  std::vector<double> mean(channels, 0.0), deviations(channels, 0.0);
-  std::vector<double> image_sum(channels), image_deviations(channels);
-  const Value* data = rows.data();
-  const auto per_image = static_cast<double>(pixels);
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
-    const Value* row = data + r * image.elements();
-    std::fill(image_sum.begin(), image_sum.end(), 0.0);
-    std::fill(image_deviations.begin(), image_deviations.end(), 0.0);
-    for (std::size_t e = 0; e < image.elements(); ++e)
-      image_sum[channel_of(e)] += static_cast<double>(row[e]);
-    for (std::size_t e = 0; e < image.elements(); ++e) {
-      const std::size_t c = channel_of(e);
-      const double deviation = static_cast<double>(row[e]) - image_sum[c] / per_image;
-      image_deviations[c] += deviation * deviation;
-    }
-    const double before = static_cast<double>(r) * per_image;
-    const double after = before + per_image;
-    for (std::size_t c = 0; c < channels; ++c) {
-      const double delta = image_sum[c] / per_image - mean[c];
-      mean[c] += delta * per_image / after;
-      deviations[c] += image_deviations[c] + delta * delta * before * per_image / after;
-    }
+  detail::check_channel_input(image, rows.row_elements(), rows.rows(), input_scale);
+  constexpr std::size_t block_bytes = std::size_t{4} << 20;
+  const std::size_t row_bytes = rows.row_elements() * sizeof(Value);
+  const std::size_t block_rows =
+      std::min(rows.rows(), std::max<std::size_t>(1, block_bytes / row_bytes));
+  std::vector<Value> block(block_rows * rows.row_elements());
+  detail::ChannelMoments moments(image);
+  for (std::size_t first = 0; first < rows.rows(); first += block_rows) {
+    const std::size_t count = std::min(block_rows, rows.rows() - first);
+    dataset.space().copy_to_host(block.data(), rows.data() + first * rows.row_elements(),
+                                 count * row_bytes, dataset.stream());
+    dataset.space().synchronize(dataset.stream());
+    moments.add(block.data(), count);
   }
-  ChannelStatistics statistics;
-  statistics.values = rows.rows() * pixels;
-  const auto count = static_cast<double>(statistics.values);
-  const auto scale = static_cast<double>(input_scale);
-  for (std::size_t c = 0; c < channels; ++c) {
-    const auto scaled_mean = static_cast<float>(mean[c] * scale);
-    const auto scaled_std = static_cast<float>(std::sqrt(deviations[c] / count) * std::fabs(scale));
-    RESIDENT_EXPECTS(std::isfinite(scaled_mean) && std::isfinite(scaled_std),
-                     "channel_statistics: channel " + std::to_string(c) +
-                         " has a mean or deviation that is not a finite float (a value that is "
-                         "NaN or infinite, or figures past float's range)");
-    statistics.mean.push_back(scaled_mean);
-    statistics.std.push_back(scaled_std);
-  }
-  return statistics;
+  return detail::channel_statistics_of(moments, image, input_scale);
 }
 
 }  // namespace resident
