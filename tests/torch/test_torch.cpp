@@ -632,14 +632,16 @@ TYPED_TEST(ToTensor, EveryDatasetGivesTensorsPreloadedOrStreamed) {
   DatasetOptions options;
   options.batch_size = 10;
   options.streaming.chunk_batches = 3;
-  auto roomy = resident::make_dataset(this->space_, options, x, y);
+  // A budget, so that the free bytes the tight reserve is cut from stay what they were: the
+  // host's free memory moves with every other process.
+  const auto space = resident::testing::budgeted_space<TypeParam>();
+  auto roomy = resident::make_dataset(space, options, x, y);
   ASSERT_FALSE(roomy.is_streaming());
   DatasetOptions tight = options;
-  tight.reserve_bytes = this->space_.capacity().free_bytes - (std::size_t{12} << 10);
-  auto streamed = resident::make_dataset(this->space_, tight, x, y);
+  tight.reserve_bytes = space.capacity().free_bytes - (std::size_t{12} << 10);
+  auto streamed = resident::make_dataset(space, tight, x, y);
   ASSERT_TRUE(streamed.is_streaming()) << streamed.plan();
-  resident::StreamingDataset<TypeParam, std::int64_t, std::int32_t> stream(this->space_, options, x,
-                                                                           y);
+  resident::StreamingDataset<TypeParam, std::int64_t, std::int32_t> stream(space, options, x, y);
   const auto cast = resident::convert<1>(resident::Cast<std::int64_t>{});
   for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
     SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
