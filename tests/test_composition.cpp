@@ -28,6 +28,7 @@
 #include "resident/npz.hpp"
 #include "support/epoch_bytes.hpp"
 #include "support/epoch_checks.hpp"
+#include "support/small_images.hpp"
 #include "support/spaces.hpp"
 
 namespace {
@@ -39,24 +40,13 @@ using resident::Remainder;
 using resident::Shuffle;
 
 constexpr std::size_t kRows = 403, kBatch = 8;
-constexpr std::size_t kPixels = std::size_t{3} * 4 * 4;
 // Usable bytes that make every source stream: the data needs about 21 KiB, the chunk slots and
 // the gather ring of these options about 7 KiB.
 constexpr std::size_t kStreamUsable = std::size_t{10} << 10;
 
-/// 3 x 4 x 4 uint8 images and labels equal to the row.
-struct Images {
-  Images() : pixels(kRows * kPixels), labels(kRows) {
-    for (std::size_t i = 0; i < pixels.size(); ++i)
-      pixels[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
-    std::iota(labels.begin(), labels.end(), std::int32_t{0});
-  }
-  [[nodiscard]] HostTensor<const std::uint8_t> x() const {
-    return {pixels.data(), {kRows, 3, 4, 4}};
-  }
-  [[nodiscard]] HostTensor<const std::int32_t> y() const { return {labels.data(), {kRows}}; }
-  std::vector<std::uint8_t> pixels;
-  std::vector<std::int32_t> labels;
+/// The matrix's images: every cell's data.
+struct Images : resident::testing::SmallImages {
+  Images() : SmallImages(kRows) {}
 };
 
 /// The files of the data, removed with this object.
@@ -137,12 +127,7 @@ Record record(Dataset& ds, const EpochOptions& options, Transform transform) {
     case Transform::augment:
       return record(ds, ds.epoch(options, augmentation()));
     case Transform::all:
-      return record(ds, ds.epoch(options, normalize(),
-                                 resident::augment<0>(
-                                     resident::ImageLayout::chw(3, 4, 4), resident::RandomCrop{1},
-                                     resident::RandomFlip{}, resident::Cutout{2},
-                                     resident::OutputLayout{resident::ImageLayout::Order::hwc}),
-                                 resident::convert<1>(resident::Cast<std::int64_t>{})));
+      return record(ds, resident::testing::every_transform_epoch(ds, options));
   }
   return {};
 }

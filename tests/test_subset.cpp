@@ -27,6 +27,7 @@
 #include "resident/subset.hpp"
 #include "support/epoch_bytes.hpp"
 #include "support/epoch_checks.hpp"
+#include "support/small_images.hpp"
 #include "support/spaces.hpp"
 
 namespace {
@@ -37,33 +38,11 @@ using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
 
-constexpr std::size_t kRows = 103, kPixels = std::size_t{3} * 4 * 4;
+constexpr std::size_t kRows = 103, kPixels = resident::testing::SmallImages::pixels_per_row;
 
-/// 3 x 4 x 4 uint8 images and labels equal to the row.
-struct Images {
-  explicit Images(std::size_t rows = kRows) : pixels(rows * kPixels), labels(rows) {
-    for (std::size_t i = 0; i < pixels.size(); ++i)
-      pixels[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
-    std::iota(labels.begin(), labels.end(), std::int32_t{0});
-  }
-  /// The rows `rows` of these, copied in that order.
-  [[nodiscard]] Images take(const std::vector<std::size_t>& rows) const {
-    Images taken(0);
-    for (const std::size_t row : rows) {
-      const auto first = pixels.begin() + static_cast<std::ptrdiff_t>(row * kPixels);
-      taken.pixels.insert(taken.pixels.end(), first, first + static_cast<std::ptrdiff_t>(kPixels));
-      taken.labels.push_back(labels[row]);
-    }
-    return taken;
-  }
-  [[nodiscard]] HostTensor<const std::uint8_t> x() const {
-    return {pixels.data(), {labels.size(), 3, 4, 4}};
-  }
-  [[nodiscard]] HostTensor<const std::int32_t> y() const {
-    return {labels.data(), {labels.size()}};
-  }
-  std::vector<std::uint8_t> pixels;
-  std::vector<std::int32_t> labels;
+/// The dataset's images.
+struct Images : resident::testing::SmallImages {
+  Images() : SmallImages(kRows) {}
 };
 
 std::vector<std::size_t> range_rows(std::size_t first, std::size_t count) {
@@ -79,13 +58,7 @@ template <class Dataset>
 resident::testing::EpochBytes record(Dataset& ds, const EpochOptions& options,
                                      Transform transform) {
   if (transform == Transform::none) return resident::testing::record_bytes(ds, ds.epoch(options));
-  return resident::testing::record_bytes(
-      ds,
-      ds.epoch(options, resident::convert<0>(resident::Normalize{1.0f / 255, -0.5f}),
-               resident::augment<0>(resident::ImageLayout::chw(3, 4, 4), resident::RandomCrop{1},
-                                    resident::RandomFlip{}, resident::Cutout{2},
-                                    resident::OutputLayout{resident::ImageLayout::Order::hwc}),
-               resident::convert<1>(resident::Cast<std::int64_t>{})));
+  return resident::testing::record_bytes(ds, resident::testing::every_transform_epoch(ds, options));
 }
 
 DatasetOptions options_of(Remainder remainder, int rank, int world) {
@@ -119,7 +92,7 @@ TYPED_TEST(SubsetEpochs, EveryPartServesTheBatchesOfADatasetOfItsRows) {
       {"list", listed}};
   std::size_t cells = 0;
   for (const auto& [name, rows] : selections) {
-    const Images copied = data.take(rows);
+    const auto copied = data.take(rows);
     for (const int world : {1, 2}) {
       for (int rank = 0; rank < world; ++rank) {
         for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
@@ -191,7 +164,7 @@ TYPED_TEST(SubsetEpochs, ARangesRunsAreViewsOfTheDatasetsMemory) {
 TYPED_TEST(SubsetEpochs, ASubsetOutlivesItsDatasetAndAMoveEmptiesIt) {
   const Images data;
   const std::vector<std::size_t> rows = resident::random_split_rows(kRows, {50, 53}, 3)[0];
-  const Images copied = data.take(rows);
+  const auto copied = data.take(rows);
   const DatasetOptions options = resident::testing::epoch_options(8, Remainder::partial);
   Dataset<TypeParam> reference(this->space_, options, copied.x(), copied.y());
   const EpochOptions shuffled{5, 0, Shuffle::samples};
