@@ -9,6 +9,9 @@
 #   - device_dataset:  a unit that includes resident/device_dataset.hpp alone;
 #   - resident:        a unit that includes resident/resident.hpp;
 #   - readme_example:  examples/readme_example.cpp (the README's example);
+#   - token_program:   examples/token_epochs.cpp (llm.c shards, preloaded or streamed);
+#   - image_program:   a CIFAR-like loop of its own: make_dataset of HWC uint8 images and int32
+#                      labels, epochs with RandomCrop, RandomFlip and Normalize;
 # and, counted once: the lines of include/'s headers; the lines resident/resident.hpp and
 # resident/streaming_dataset.hpp preprocess to; and the lines of <zlib.h> (and of the headers
 # it includes) in streaming_dataset.hpp's, 0 where the streaming core reaches no file format.
@@ -28,13 +31,47 @@ printf '#include <algorithm>\n#include <cstddef>\n#include <cstdint>\n#include <
 printf '#include "resident/device_dataset.hpp"\n' >"$scratch/device_dataset.cpp"
 printf '#include "resident/resident.hpp"\n' >"$scratch/resident.cpp"
 printf '#include "resident/streaming_dataset.hpp"\n' >"$scratch/streaming_dataset.cpp"
+cat >"$scratch/image_program.cpp" <<'PROGRAM'
+#include <cstdint>
+#include <cstdio>
+#include <resident/resident.hpp>
+#include <vector>
 
-# best SOURCE INCLUDE_DIR: the fastest of `runs` compiles, in seconds.
+int main() try {
+  const std::size_t rows = 1024, side = 32, channels = 3;
+  std::vector<std::uint8_t> pixels(rows * side * side * channels);
+  std::vector<std::int32_t> labels(rows);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 31);
+  for (std::size_t i = 0; i < rows; ++i) labels[i] = static_cast<std::int32_t>(i % 10);
+  resident::DatasetOptions options;
+  options.batch_size = 128;
+  auto images = resident::make_dataset(
+      resident::HostSpace{}, options,
+      resident::HostTensor<const std::uint8_t>(pixels.data(), {rows, side, side, channels}),
+      resident::HostTensor<const std::int32_t>(labels.data(), {rows}));
+  const auto image = resident::ImageLayout::hwc(side, side, channels);
+  double sum = 0;
+  for (std::uint64_t e = 0; e < 2; ++e)
+    for (auto [x, y] : images.epoch({1, e, resident::Shuffle::samples},
+                                    resident::augment<0>(image, resident::RandomCrop{4},
+                                                         resident::RandomFlip{}),
+                                    resident::convert<0>(resident::Normalize{1.0f / 255, 0.5f})))
+      for (std::size_t r = 0; r < x.valid_rows(); ++r) sum += x.row(r)[0] + y.row(r)[0];
+  std::printf("%f\n", sum);
+  return 0;
+} catch (const resident::Error& error) {
+  std::fprintf(stderr, "%s\n", error.what());
+  return 1;
+}
+PROGRAM
+
+# best SOURCE TREE: the fastest of `runs` compiles, in seconds.
 best() {
   local source=$1 include=$2 fastest=-1 start elapsed run
   for ((run = 0; run < runs; ++run)); do
     start=${EPOCHREALTIME/./}
-    "$cxx" -std=c++17 -O2 -I"$include" "${cuda_include[@]}" -c "$source" -o /dev/null
+    "$cxx" -std=c++17 -O2 -I"$include/include" -I"$include/examples" "${cuda_include[@]}" -c "$source" \
+      -o /dev/null
     elapsed=$((${EPOCHREALTIME/./} - start))
     if ((fastest < 0 || elapsed < fastest)); then fastest=$elapsed; fi
   done
@@ -57,17 +94,19 @@ zlib_lines() {
 measure() {
   local label=$1 tree=$2 header_lines
   header_lines=$(find "$tree/include" -name '*.hpp' -o -name '*.cuh' | xargs cat | wc -l)
-  printf '%-14s %6s %15s %9s %15s %9s %9s %9s %6s\n' "$label" \
-    "$(best "$scratch/std6.cpp" "$tree/include")" \
-    "$(best "$scratch/device_dataset.cpp" "$tree/include")" \
-    "$(best "$scratch/resident.cpp" "$tree/include")" \
-    "$(best "$tree/examples/readme_example.cpp" "$tree/include")" "$header_lines" \
+  printf '%-14s %6s %15s %9s %15s %14s %14s %9s %11s %11s %6s\n' "$label" \
+    "$(best "$scratch/std6.cpp" "$tree")" \
+    "$(best "$scratch/device_dataset.cpp" "$tree")" \
+    "$(best "$scratch/resident.cpp" "$tree")" \
+    "$(best "$tree/examples/readme_example.cpp" "$tree")" \
+    "$(best "$tree/examples/token_epochs.cpp" "$tree")" \
+    "$(best "$scratch/image_program.cpp" "$tree")" "$header_lines" \
     "$(preprocessed "$scratch/resident.cpp" "$tree")" \
     "$(preprocessed "$scratch/streaming_dataset.cpp" "$tree")" "$(zlib_lines "$tree")"
 }
 
-printf '%-14s %6s %15s %9s %15s %9s %9s %9s %6s\n' tree std6 device_dataset resident \
-  readme_example headers resident.E streaming.E zlib
+printf '%-14s %6s %15s %9s %15s %14s %14s %9s %11s %11s %6s\n' tree std6 device_dataset \
+  resident readme_example token_program image_program headers resident.E streaming.E zlib
 for rev in "$@"; do
   mkdir -p "$scratch/$rev"
   git archive "$rev" include examples | tar -x -C "$scratch/$rev"

@@ -622,6 +622,38 @@ void plan_cases(Cases& cases) {
   }
 }
 
+/// A moved-from mixture order is the order of no source.
+void mixture_order_cases(Cases& cases) {
+  const std::string owner = "resident::MixtureOrder";
+  resident::MixtureOrder a({4, 6},
+                           {resident::MixtureShare::weight(1), resident::MixtureShare::weight(3)});
+  resident::MixtureOrder b(std::move(a));
+  resident::MixtureOrder& gone = a;  // NOLINT(bugprone-use-after-move): the object under test
+  cases.answers(owner, "sources", [&] { EXPECT_EQ(gone.sources(), 0U); });
+  cases.answers(owner, "size", [&] { EXPECT_EQ(gone.size(), 0U); });
+  cases.answers(owner, "period", [&] { EXPECT_EQ(gone.period(), 0U); });
+  cases.answers(owner, "periods", [&] { EXPECT_EQ(gone.periods(), 0U); });
+  cases.answers(owner, "rows", [&] { EXPECT_THROW((void)gone.rows(0), std::out_of_range); });
+  cases.answers(owner, "quota", [&] { EXPECT_THROW((void)gone.quota(0), std::out_of_range); });
+  cases.answers(owner, "epoch_quota",
+                [&] { EXPECT_THROW((void)gone.epoch_quota(0), std::out_of_range); });
+  cases.answers(owner, "at",
+                [&] { EXPECT_THROW((void)gone.at(0, 1, 0, true), std::out_of_range); });
+  cases.answers(owner, "operator=", [&] {
+    resident::MixtureOrder copy = b;
+    copy = gone;  // a copy of the order of no source, and a move of it
+    EXPECT_EQ(copy.size(), 0U);
+    copy = std::move(gone);
+    EXPECT_EQ(copy.sources(), 0U);
+  });
+  if (cases.calling()) {
+    EXPECT_EQ(b.size(), 10U);
+    a = std::move(b);
+    EXPECT_EQ(a.quota(1), 7U);  // 2.5 and 7.5: of equal remainders, the first source takes one
+    EXPECT_EQ(b.size(), 0U);    // NOLINT(bugprone-use-after-move): moved from again
+  }
+}
+
 /// A moved-from space is the default space (`HostSpace{}`: the whole host, no budget).
 template <class Space>
 void host_memory_space_cases(Cases& cases, const std::string& owner, Space budgeted) {
@@ -794,7 +826,8 @@ CaseList every_class() {
         {"StreamingDataset", streaming_dataset_cases}, {"TokenDataset", token_dataset_cases},
         {"Dataset", dataset_cases}, {"TokenCorpus", token_corpus_cases}, {"Epoch", epoch_cases},
         {"DatasetEpoch", dataset_epoch_cases}, {"Array", array_cases}, {"Archive", archive_cases},
-        {"Plan", plan_cases}, {"HostSpace", host_space_cases},
+        {"Plan", plan_cases}, {"MixtureOrder", mixture_order_cases},
+        {"HostSpace", host_space_cases},
 #if RESIDENT_HAS_CUDA
         {"CudaHostPinnedSpace", cuda_host_pinned_space_cases}, {"CudaSpace", cuda_space_cases},
         {"CudaPoolResource", cuda_pool_resource_cases},
@@ -818,6 +851,7 @@ TEST(MovedFrom, DatasetEpochAndItsIterator) { run_cases(dataset_epoch_cases); }
 TEST(MovedFrom, NpyArray) { run_cases(array_cases); }
 TEST(MovedFrom, NpzArchive) { run_cases(archive_cases); }
 TEST(MovedFrom, Plan) { run_cases(plan_cases); }
+TEST(MovedFrom, MixtureOrder) { run_cases(mixture_order_cases); }
 TEST(MovedFrom, HostSpace) { run_cases(host_space_cases); }
 #if RESIDENT_HAS_CUDA
 TEST(MovedFrom, CudaHostPinnedSpace) { run_cases(cuda_host_pinned_space_cases); }

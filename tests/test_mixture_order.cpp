@@ -1,0 +1,292 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "resident/error.hpp"
+#include "resident/mixture_order.hpp"
+
+namespace {
+
+using resident::MixtureOptions;
+using resident::MixtureOrder;
+using resident::MixtureSample;
+using resident::MixtureShare;
+
+constexpr std::uint64_t seed = 17;
+
+// Every sample of one epoch, in position order.
+std::vector<MixtureSample> epoch_samples(const MixtureOrder& order, std::uint64_t epoch,
+                                         bool shuffled) {
+  std::vector<MixtureSample> samples;
+  samples.reserve(order.size());
+  for (std::uint64_t p = 0; p < order.size(); ++p)
+    samples.push_back(order.at(p, seed, epoch, shuffled));
+  return samples;
+}
+
+// How often each row of `source` comes in `samples`.
+std::map<std::uint64_t, std::uint64_t> row_counts(const std::vector<MixtureSample>& samples,
+                                                  std::size_t source) {
+  std::map<std::uint64_t, std::uint64_t> counts;
+  for (const MixtureSample& sample : samples)
+    if (sample.source == source) ++counts[sample.row];
+  return counts;
+}
+
+class MixtureShuffles : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(Order, MixtureShuffles, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "shuffled" : "in_order"; });
+
+TEST_P(MixtureShuffles, EveryPeriodHoldsEachSourcesLargestRemainderShare) {
+  const MixtureOrder order({1000, 5000}, {MixtureShare::weight(0.25), MixtureShare::weight(0.75)},
+                           MixtureOptions{400, 2000});
+  ASSERT_EQ(order.period(), 400U);
+  ASSERT_EQ(order.periods(), 5U);
+  EXPECT_EQ(order.quota(0), 100U);
+  EXPECT_EQ(order.quota(1), 300U);
+  EXPECT_EQ(order.epoch_quota(1), 1500U);
+  for (std::uint64_t epoch = 0; epoch < 3; ++epoch) {
+    const std::vector<MixtureSample> samples = epoch_samples(order, epoch, GetParam());
+    for (std::uint64_t period = 0; period < order.periods(); ++period) {
+      std::uint64_t first = 0;
+      for (std::uint64_t p = period * 400; p < (period + 1) * 400; ++p)
+        first += samples[p].source == 0 ? 1 : 0;
+      EXPECT_EQ(first, 100U) << "epoch " << epoch << ", period " << period;
+    }
+    // 500 samples of the first source's 1000 rows, 1500 of the second's 5000: none twice.
+    EXPECT_EQ(row_counts(samples, 0).size(), 500U);
+    EXPECT_EQ(row_counts(samples, 1).size(), 1500U);
+  }
+}
+
+TEST_P(MixtureShuffles, ARepeatOfTwoAndAHalfServesEachRowTwiceOrThreeTimes) {
+  const MixtureOrder order({10, 37}, {MixtureShare::repeat(2.5), MixtureShare::repeat(1)});
+  ASSERT_EQ(order.size(), 25U + 37U);
+  EXPECT_EQ(order.epoch_quota(0), 25U);
+  for (std::uint64_t epoch = 0; epoch < 4; ++epoch) {
+    const std::vector<MixtureSample> samples = epoch_samples(order, epoch, GetParam());
+    const auto counts = row_counts(samples, 0);
+    ASSERT_EQ(counts.size(), 10U) << "every row of the repeated source comes";
+    std::uint64_t total = 0, thrice = 0;
+    for (const auto& [row, count] : counts) {
+      EXPECT_TRUE(count == 2 || count == 3) << "row " << row << " came " << count << " times";
+      total += count;
+      thrice += count == 3 ? 1 : 0;
+    }
+    EXPECT_EQ(total, 25U);
+    EXPECT_EQ(thrice, 5U);
+    const auto once = row_counts(samples, 1);
+    EXPECT_EQ(once.size(), 37U);
+    for (const auto& [row, count] : once) EXPECT_EQ(count, 1U) << "row " << row;
+  }
+}
+
+TEST_P(MixtureShuffles, ADownsampledSourceServesOtherRowsEachEpochNoneTwice) {
+  const MixtureOrder order({100, 40}, {MixtureShare::count(30), MixtureShare::count(40)});
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t epoch = 0; epoch < 4; ++epoch) {
+    const auto counts = row_counts(epoch_samples(order, epoch, GetParam()), 0);
+    ASSERT_EQ(counts.size(), 30U) << "epoch " << epoch << " served a row twice";
+    for (const auto& entry : counts) seen.insert(entry.first);
+  }
+  EXPECT_GT(seen.size(), 30U) << "every epoch served the same rows";
+  if (!GetParam()) {
+    EXPECT_EQ(seen.size(), 100U);  // in order: 4 x 30 rows run through all 100
+  }
+}
+
+TEST_P(MixtureShuffles, ExtremeWeightsKeepTheirSharesWithoutOverflow) {
+  const std::uint64_t period = std::uint64_t{1} << 40;
+  const MixtureOrder order({std::uint64_t{1} << 62, 7},
+                           {MixtureShare::weight(0.999), MixtureShare::weight(0.001)},
+                           MixtureOptions{period, period});
+  EXPECT_EQ(order.quota(0) + order.quota(1), period);
+  EXPECT_NEAR(static_cast<double>(order.quota(1)) / static_cast<double>(period), 0.001, 1e-9);
+  for (const std::uint64_t p : {std::uint64_t{0}, period / 2, period - 1}) {
+    const MixtureSample sample = order.at(p, seed, 5, GetParam());
+    EXPECT_LT(sample.row, order.rows(sample.source));
+  }
+  const MixtureOrder tiny({1000, 1000}, {MixtureShare::weight(1e-300), MixtureShare::weight(1)});
+  EXPECT_EQ(tiny.quota(0), 0U);
+  EXPECT_EQ(tiny.quota(1), 2000U);
+}
+
+TEST(MixtureOrder, EqualRemaindersGoToTheFirstSourcesWhateverTheWeightsScale) {
+  for (const double scale : {1.0, 3.0, 0x1p-40, 0x1p40, 0x1p-1000}) {  // 1 : 3 exactly, each
+    const MixtureOrder order(
+        {100, 100, 100},
+        {MixtureShare::weight(1 * scale), MixtureShare::weight(3 * scale), MixtureShare::weight(0)},
+        MixtureOptions{10, 10});
+    EXPECT_EQ(order.quota(0), 3U) << scale;  // 2.5 and 7.5: the first source takes the one left
+    EXPECT_EQ(order.quota(1), 7U) << scale;
+    EXPECT_EQ(order.quota(2), 0U) << scale;
+  }
+  // Many sources of uneven weights: the quotas sum to the period, each within one of its share.
+  std::vector<std::uint64_t> rows;
+  std::vector<MixtureShare> shares;
+  for (std::uint64_t s = 0; s < 97; ++s) {
+    rows.push_back(s + 1);
+    shares.push_back(MixtureShare::weight(static_cast<double>(s * s % 13) + 0.1));
+  }
+  double total = 0;
+  for (const MixtureShare& share : shares) total += share.value();
+  const MixtureOrder order(rows, shares, MixtureOptions{1009, 1009});
+  std::uint64_t sum = 0;
+  for (std::size_t s = 0; s < rows.size(); ++s) {
+    EXPECT_NEAR(static_cast<double>(order.quota(s)), 1009 * shares[s].value() / total, 1.0) << s;
+    sum += order.quota(s);
+  }
+  EXPECT_EQ(sum, 1009U);
+}
+
+TEST(MixtureOrder, TheSameSeedAndEpochGiveTheSameSamplesAndAnotherEpochOthers) {
+  const auto make = [] {
+    return MixtureOrder(
+        {50, 70, 3}, {MixtureShare::weight(2), MixtureShare::weight(3), MixtureShare::weight(0.5)},
+        MixtureOptions{11, 0});
+  };
+  const MixtureOrder order = make();
+  EXPECT_EQ(order.size(), 132U);      // 123 rows, in whole periods of 11
+  const MixtureOrder again = make();  // as another process would make it
+  for (std::uint64_t p = 0; p < order.size(); ++p)
+    EXPECT_EQ(order.at(p, seed, 3, true), again.at(p, seed, 3, true));
+  std::uint64_t differ = 0;
+  for (std::uint64_t p = 0; p < order.size(); ++p)
+    differ += order.at(p, seed, 3, true) != order.at(p, seed, 4, true) ? 1 : 0;
+  EXPECT_GT(differ, order.size() / 2);
+}
+
+TEST(MixtureOrder, AUnshuffledOrderServesEachPeriodsSlotsInOrder) {
+  const MixtureOrder order({8, 8}, {MixtureShare::count(4), MixtureShare::count(12)},
+                           MixtureOptions{4, 0});
+  ASSERT_EQ(order.quota(0), 1U);
+  ASSERT_EQ(order.quota(1), 3U);
+  const std::vector<MixtureSample> samples = epoch_samples(order, 0, false);
+  const std::vector<MixtureSample> expected = {{0, 0}, {1, 0}, {1, 1}, {1, 2},
+                                               {0, 1}, {1, 3}, {1, 4}, {1, 5}};
+  for (std::size_t p = 0; p < expected.size(); ++p) EXPECT_EQ(samples[p], expected[p]) << p;
+  EXPECT_EQ(order.at(0, seed, 1, false), (MixtureSample{0, 4}));  // carried on from epoch 0
+}
+
+TEST(MixtureOrder, APositionPastTheEpochIsOutOfRange) {
+  const MixtureOrder order({5}, {MixtureShare::repeat(1)});
+  EXPECT_EQ(order.at(4, seed, 0, true).source, 0U);
+  EXPECT_THROW((void)order.at(5, seed, 0, true), std::out_of_range);
+  EXPECT_THROW((void)MixtureOrder().at(0, seed, 0, false), std::out_of_range);
+  EXPECT_EQ(MixtureOrder().size(), 0U);
+}
+
+// Every figure a user gives, swept over its edges: what is refused says why, and what is taken
+// gives an epoch that adds up.
+TEST(MixtureOrder, EdgesOfEveryFigureAreTakenOrRefusedWhenTheOrderIsMade) {
+  const std::uint64_t max = resident::Permutation::max_size;
+  const std::vector<std::uint64_t> sizes = {0,
+                                            1,
+                                            2,
+                                            (1ULL << 32) - 1,
+                                            1ULL << 32,
+                                            (1ULL << 32) + 1,
+                                            max,
+                                            max + 1,
+                                            std::numeric_limits<std::uint64_t>::max()};
+  for (const std::uint64_t rows : sizes) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    if (rows == 0 || rows > max) {
+      EXPECT_THROW(MixtureOrder({rows}, {MixtureShare::weight(1)}), resident::InvalidArgument);
+      continue;
+    }
+    const MixtureOrder order({rows, 1}, {MixtureShare::weight(1), MixtureShare::weight(1)},
+                             MixtureOptions{2, 2});
+    EXPECT_EQ(order.quota(0) + order.quota(1), 2U);
+    EXPECT_LT(order.at(0, seed, 9, true).row, order.rows(order.at(0, seed, 9, true).source));
+  }
+  for (const std::uint64_t period : sizes) {
+    SCOPED_TRACE("period " + std::to_string(period));
+    const MixtureOptions options{period, 0};
+    if (period > max) {
+      EXPECT_THROW(MixtureOrder({3}, {MixtureShare::weight(1)}, options),
+                   resident::InvalidArgument);
+      continue;
+    }
+    const MixtureOrder order({3}, {MixtureShare::weight(1)}, options);
+    EXPECT_EQ(order.period(), period == 0 ? 3 : period);
+    EXPECT_EQ(order.periods(), period == 0 ? 1 : (3 + period - 1) / period);
+    EXPECT_GE(order.size(), 3U) << "whole periods, at least the rows";
+  }
+  for (const std::uint64_t samples : sizes) {
+    SCOPED_TRACE("epoch samples " + std::to_string(samples));
+    const MixtureOptions options{0, samples};
+    if (samples > max) {
+      EXPECT_THROW(MixtureOrder({3}, {MixtureShare::weight(1)}, options),
+                   resident::InvalidArgument);
+      continue;
+    }
+    EXPECT_EQ(MixtureOrder({3}, {MixtureShare::weight(1)}, options).size(),
+              samples == 0 ? 3 : samples);
+    if (samples != 0) {
+      EXPECT_THROW(MixtureOrder({3}, {MixtureShare::count(3)}, options), resident::InvalidArgument)
+          << "counts fix the epoch";
+    }
+  }
+  for (const std::uint64_t count : sizes) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    if (count > max) {
+      EXPECT_THROW(MixtureOrder({3}, {MixtureShare::count(count)}), resident::InvalidArgument);
+      continue;
+    }
+    if (count == 0) {
+      EXPECT_THROW(MixtureOrder({3}, {MixtureShare::count(0)}), resident::InvalidArgument);
+      continue;
+    }
+    const MixtureOrder order({3, 2}, {MixtureShare::count(count), MixtureShare::count(0)});
+    EXPECT_EQ(order.size(), count);
+    EXPECT_EQ(order.epoch_quota(0), count);
+    EXPECT_LT(order.at(count - 1, seed, 2, true).row, 3U);
+  }
+}
+
+TEST(MixtureOrder, BadSharesAreRefusedWhenTheOrderIsMadeNamingTheSource) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto refused = [](const std::vector<std::uint64_t>& rows,
+                          const std::vector<MixtureShare>& shares, const std::string& says) {
+    try {
+      (void)MixtureOrder(rows, shares);
+      ADD_FAILURE() << "not refused; expected: " << says;
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
+    }
+  };
+  refused({}, {}, "give at least one source");
+  refused({3, 3}, {MixtureShare::weight(1)}, "one share per source");
+  refused({3, 3}, {MixtureShare::weight(1), MixtureShare::repeat(1)},
+          "source 1 takes a repeat and source 0 a weight");
+  refused({3, 3}, {MixtureShare::count(1), MixtureShare::weight(1)},
+          "source 1 takes a weight and source 0 a count");
+  for (const double bad : {-1.0, -0.0001, nan, inf, -inf}) {
+    refused({3, 3}, {MixtureShare::weight(1), MixtureShare::weight(bad)},
+            "source 1 takes a weight");
+    refused({3, 3}, {MixtureShare::repeat(bad), MixtureShare::repeat(1)},
+            "source 0 takes a repeat");
+  }
+  refused({3, 3}, {MixtureShare::weight(0), MixtureShare::weight(0)}, "every source's weight is 0");
+  refused({3, 3}, {MixtureShare::repeat(0), MixtureShare::count(0)}, "every source's repeat is 0");
+  refused({3, 0}, {MixtureShare::weight(1), MixtureShare::weight(1)}, "source 1 has no rows");
+  refused({1ULL << 61, 1ULL << 61}, {MixtureShare::repeat(2), MixtureShare::repeat(1)},
+          "past 2^62 samples");
+  // A source of no rows and no share is taken, and never served.
+  const MixtureOrder order({3, 0}, {MixtureShare::weight(1), MixtureShare::weight(0)});
+  for (std::uint64_t p = 0; p < order.size(); ++p) EXPECT_EQ(order.at(p, seed, 0, true).source, 0U);
+}
+
+}  // namespace
