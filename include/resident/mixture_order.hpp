@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -81,6 +83,66 @@ struct MixtureSample {
     return !(a == b);
   }
 };
+
+namespace detail {
+
+/// @brief What a mixture's position depends on beyond its sources: the period, the epoch and
+/// its key. Trivially copyable, for kernels.
+struct MixtureKey {
+  std::uint64_t sources = 0;
+  std::uint64_t period = 0;
+  std::uint64_t periods = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t epoch = 0;
+  bool shuffled = false;
+};
+
+/// @brief The sample at `position` of the epoch `key` names, of the sources `table` describes:
+/// `key.sources` words of their rows, then of their quotas, then of their first slots, each
+/// read through `reach(pointer, count)` (a kernel's reach of the space's memory). The one
+/// definition of a mixture's order, on host and device (see `MixtureOrder`).
+template <class Reach>
+[[nodiscard]] RESIDENT_HOST_DEVICE MixtureSample mixture_sample(const std::uint64_t* table,
+                                                                const MixtureKey& key,
+                                                                std::uint64_t position,
+                                                                const Reach& reach) noexcept {
+  const std::uint64_t index = position / key.period;  // of the period
+  std::uint64_t slot = position % key.period;
+  if (key.shuffled)
+    slot = PermutationAccess::make(key.period, mix64(key.seed ^ 0x6d69787475726573ULL),
+                                   mix64(key.epoch) + index)(slot);
+  const std::uint64_t* starts = table + 2 * key.sources;
+  std::uint64_t low = 0, high = key.sources;  // the last source whose first slot is <= slot
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (*reach(starts + middle, 1) <= slot)
+      low = middle;
+    else
+      high = middle;
+  }
+  const std::uint64_t held = *reach(table + low, 1);
+  const std::uint64_t quota = *reach(table + key.sources + low, 1);
+  const std::uint64_t occurrence = index * quota + (slot - *reach(starts + low, 1));
+  const std::uint64_t served = key.periods * quota;  // in each epoch
+  const auto source = static_cast<std::size_t>(low);
+  if (!key.shuffled)
+    return {source, (mul_mod(key.epoch % held, served % held, held) + occurrence % held) % held};
+  const std::uint64_t passes = served / held + (served % held != 0 ? 1 : 0);
+  const Permutation pass = PermutationAccess::make(held, mix64(key.seed + mix64(low + 1)),
+                                                   key.epoch * passes + occurrence / held);
+  return {source, pass(occurrence % held)};
+}
+
+/// @brief The reach of host memory: the pointer itself.
+struct HostReach {
+  template <class T>
+  [[nodiscard]] RESIDENT_HOST_DEVICE T* operator()(T* pointer,
+                                                   std::uint64_t /*count*/) const noexcept {
+    return pointer;
+  }
+};
+
+}  // namespace detail
 
 /// @brief The order of a mixture of sources of `rows[s]` rows each, in the shares given: an
 /// epoch of `periods()` periods of `period()` positions, each period holding exactly `quota(s)`
@@ -169,9 +231,11 @@ class MixtureOrder {
                          " samples is past 2^62 samples; give fewer epoch samples");
     quotas_ = detail::apportion(
         period_, counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest));
-    starts_.resize(quotas_.size());
-    std::uint64_t start = 0;
-    for (std::size_t s = 0; s < quotas_.size(); start += quotas_[s], ++s) starts_[s] = start;
+    table_ = rows_;
+    table_.insert(table_.end(), quotas_.begin(), quotas_.end());
+    // Each source's first slot of a period: the quotas before it, summed.
+    table_.push_back(0);
+    std::partial_sum(quotas_.begin(), quotas_.end() - 1, std::back_inserter(table_));
   }
 
   /// @brief A copy: the same samples at every position.
@@ -213,14 +277,24 @@ class MixtureOrder {
       throw std::out_of_range("resident: mixture position " + std::to_string(position) +
                               " is out of range; the mixture's epoch has " +
                               std::to_string(size()) + " samples; use a position below that");
-    return sample(position, seed, epoch, shuffled);
+    return detail::mixture_sample(table_.data(), impl_key(seed, epoch, shuffled), position,
+                                  detail::HostReach{});
   }
+
+  /// @cond impl
+  // The sources as `detail::mixture_sample` reads them, and an epoch's key.
+  [[nodiscard]] const std::vector<std::uint64_t>& impl_table() const noexcept { return table_; }
+  [[nodiscard]] detail::MixtureKey impl_key(std::uint64_t seed, std::uint64_t epoch,
+                                            bool shuffled) const noexcept {
+    return {rows_.size(), period_, periods_, seed, epoch, shuffled};
+  }
+  /// @endcond
 
  private:
   void take(MixtureOrder& other) noexcept {
     rows_ = std::exchange(other.rows_, {});
     quotas_ = std::exchange(other.quotas_, {});
-    starts_ = std::exchange(other.starts_, {});
+    table_ = std::exchange(other.table_, {});
     period_ = std::exchange(other.period_, 0);
     periods_ = std::exchange(other.periods_, 0);
   }
@@ -274,32 +348,9 @@ class MixtureOrder {
     return amounts;
   }
 
-  [[nodiscard]] MixtureSample sample(std::uint64_t position, std::uint64_t seed,
-                                     std::uint64_t epoch, bool shuffled) const {
-    const std::uint64_t index = position / period_;  // of the period
-    std::uint64_t slot = position % period_;
-    if (shuffled)
-      slot =
-          Permutation(period_, detail::mix64(seed ^ slot_salt), detail::mix64(epoch) + index)(slot);
-    const auto found = std::upper_bound(starts_.begin(), starts_.end(), slot);
-    const auto source = static_cast<std::size_t>(found - starts_.begin() - 1);
-    const std::uint64_t occurrence = index * quotas_[source] + (slot - starts_[source]);
-    const std::uint64_t held = rows_[source];
-    const std::uint64_t served = periods_ * quotas_[source];  // in each epoch
-    if (!shuffled)
-      return {source,
-              (detail::mul_mod(epoch % held, served % held, held) + occurrence % held) % held};
-    const std::uint64_t passes = served / held + (served % held != 0 ? 1 : 0);
-    const Permutation pass(held, detail::mix64(seed + detail::mix64(source + 1)),
-                           epoch * passes + occurrence / held);
-    return {source, pass(occurrence % held)};
-  }
-
-  static constexpr std::uint64_t slot_salt = 0x6d69787475726573ULL;  // keys the slots apart
-
   std::vector<std::uint64_t> rows_;
   std::vector<std::uint64_t> quotas_;
-  std::vector<std::uint64_t> starts_;  // each source's first slot of a period
+  std::vector<std::uint64_t> table_;  // rows, quotas, first slots (see detail::mixture_sample)
   std::uint64_t period_ = 0;
   std::uint64_t periods_ = 0;
 };

@@ -17,6 +17,8 @@ namespace resident {
 
 namespace detail {
 
+struct PermutationAccess;
+
 /// SplitMix64's finaliser: a full-avalanche 64-bit mix (Steele, Lea, Flood 2014).
 RESIDENT_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
   z += 0x9e3779b97f4a7c15ULL;
@@ -50,19 +52,8 @@ class Permutation {
 
   /// @brief The permutation of `[0, n)` for this seed and epoch.
   /// @throws InvalidArgument when `n > max_size`.
-  Permutation(std::uint64_t n, std::uint64_t seed, std::uint64_t epoch) : size_(n) {
-    RESIDENT_EXPECTS(n <= max_size,
-                     "a permutation covers at most 2^62 indices, asked for " + std::to_string(n));
-    int bits = 2;
-    while (bits < 62 && (std::uint64_t{1} << bits) < n) ++bits;
-    bits += bits & 1;
-    half_bits_ = bits / 2;
-    half_mask_ = (std::uint64_t{1} << half_bits_) - 1;
-    const std::uint64_t stream = detail::mix64(seed) ^ detail::mix64(~epoch);
-    for (int round = 0; round < rounds; ++round)
-      keys_[round] =
-          detail::mix64(stream + static_cast<std::uint64_t>(round) * 0x632be59bd9b4e019ULL);
-  }
+  Permutation(std::uint64_t n, std::uint64_t seed, std::uint64_t epoch)
+      : Permutation(checked(n), seed, epoch, Unchecked{}) {}
 
   /// @brief `n`: the permutation is of `[0, size())` (0 for the empty one).
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t size() const noexcept { return size_; }
@@ -89,6 +80,29 @@ class Permutation {
   }
 
  private:
+  friend struct detail::PermutationAccess;
+  struct Unchecked {};
+
+  static std::uint64_t checked(std::uint64_t n) {
+    RESIDENT_EXPECTS(n <= max_size,
+                     "a permutation covers at most 2^62 indices, asked for " + std::to_string(n));
+    return n;
+  }
+  // The network for `n <= max_size`, keyed; callable in device code.
+  RESIDENT_HOST_DEVICE constexpr Permutation(std::uint64_t n, std::uint64_t seed,
+                                             std::uint64_t epoch, Unchecked /*checked*/) noexcept
+      : size_(n) {
+    int bits = 2;
+    while (bits < 62 && (std::uint64_t{1} << bits) < n) ++bits;
+    bits += bits & 1;
+    half_bits_ = bits / 2;
+    half_mask_ = (std::uint64_t{1} << half_bits_) - 1;
+    const std::uint64_t stream = detail::mix64(seed) ^ detail::mix64(~epoch);
+    for (int round = 0; round < rounds; ++round)
+      keys_[round] =
+          detail::mix64(stream + static_cast<std::uint64_t>(round) * 0x632be59bd9b4e019ULL);
+  }
+
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t encrypt(
       std::uint64_t x) const noexcept {
     std::uint64_t left = x >> half_bits_;
@@ -106,5 +120,18 @@ class Permutation {
   std::uint64_t half_mask_ = 1;
   std::uint64_t keys_[rounds]{};  // NOLINT(modernize-avoid-c-arrays): usable in device code
 };
+
+namespace detail {
+
+/// @brief Permutations made where no exception can be thrown (a kernel), of a size known to be
+/// at most `Permutation::max_size`.
+struct PermutationAccess {
+  [[nodiscard]] RESIDENT_HOST_DEVICE static constexpr Permutation make(
+      std::uint64_t n, std::uint64_t seed, std::uint64_t epoch) noexcept {
+    return Permutation(n, seed, epoch, Permutation::Unchecked{});
+  }
+};
+
+}  // namespace detail
 
 }  // namespace resident

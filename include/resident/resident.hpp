@@ -21,6 +21,7 @@
 #include "resident/load_dataset.hpp"
 #include "resident/load_tokens.hpp"
 #include "resident/memory_space.hpp"
+#include "resident/mixture.hpp"
 #include "resident/mixture_order.hpp"
 #include "resident/npy.hpp"
 #include "resident/permutation.hpp"

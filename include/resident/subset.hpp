@@ -21,12 +21,12 @@
 #include "resident/batch_view.hpp"
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
-#include "resident/detail/checked_math.hpp"
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/epoch_order.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/preloaded_storage.hpp"
 #include "resident/detail/dataset/row_selection.hpp"
+#include "resident/detail/dataset/space_words.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/detail/gather/mapped_rows.hpp"
 #include "resident/detail/resources.hpp"
@@ -167,22 +167,11 @@ class Subset : public DatasetAccessors<Subset<Space, Ts...>, Space, Ts...>,
   // The row map of `selection` in the space, after the capacity check every allocation passes
   // (before the map is made on the host: a padded layout may store far more rows than it has).
   static detail::Allocation<Space> upload(const Core& core, const detail::RowSelection& selection) {
-    if (selection.rows == 0) return {};
-    const std::size_t bytes = detail::checked_mul(core.layout().geometry.stored_rows,
-                                                  sizeof(std::uint64_t), "the row map's bytes");
-    const detail::CapacityVerdict verdict =
-        detail::check_capacity(core.space(), core.config().reserve_bytes, bytes);
-    if (!verdict.fits)
-      throw verdict.refusal(
-          "take fewer rows, a smaller batch size under Remainder::pad (its padding rows are "
-          "mapped too), or lower DatasetOptions::reserve_bytes",
-          "the subset's row map");
-    const std::vector<std::uint64_t> map = detail::stored_row_map(core.layout(), selection);
-    detail::Allocation<Space> allocation(core.space(), bytes, core.stream(),
-                                         core.stream_keep_alive());
-    core.space().copy_from_host(allocation.data(), map.data(), bytes, core.stream());
-    core.space().synchronize(core.stream());
-    return allocation;
+    return detail::space_words(
+        core, selection.rows == 0 ? 0 : core.layout().geometry.stored_rows,
+        [&] { return detail::stored_row_map(core.layout(), selection); }, "the subset's row map",
+        "take fewer rows, a smaller batch size under Remainder::pad (its padding rows are "
+        "mapped too), or lower DatasetOptions::reserve_bytes");
   }
   // Batch views of `rows` of the dataset's stored rows from `first`.
   template <std::size_t... Field>

@@ -47,6 +47,7 @@ using HostDataset = resident::Dataset<HostSpace, float, std::int32_t>;
 using HostTokens = resident::TokenDataset<HostSpace, std::uint16_t>;
 using HostCorpus = resident::TokenCorpus<HostSpace, std::uint16_t>;
 using HostSubset = resident::Subset<HostSpace, float, std::int32_t>;
+using HostMixture = resident::Mixture<HostSpace, float, std::int32_t>;
 
 const std::string cases_file = RESIDENT_TEST_DATA_DIR "/../adversarial/moved_from_members.txt";
 
@@ -261,6 +262,38 @@ void subset_cases(Cases& cases) {
     HostSubset c(dataset, std::vector<std::size_t>{7, 3}, options_of(1));
     b = std::move(c);  // a moved-from subset assigned into
     EXPECT_EQ(b.dataset_row(1), 3U);
+    EXPECT_TRUE(c.moved_from());  // NOLINT(bugprone-use-after-move)
+  }
+}
+
+void mixture_cases(Cases& cases) {
+  const std::string owner = "resident::Mixture";
+  const Rows rows(40);
+  const HostSpace space = HostSpace::with_budget(1 << 20);
+  const HostDevice first(space, options_of(8), rows.x(), rows.y());
+  const HostDevice second(space, options_of(4), rows.x(), rows.y());
+  const std::vector<resident::MixtureShare> shares{resident::MixtureShare::count(30),
+                                                   resident::MixtureShare::count(10)};
+  HostMixture a({first, second}, shares, {}, options_of(8));
+  HostMixture b(std::move(a));
+  accessors_of_moved_from(cases, owner, a, 8);  // NOLINT(bugprone-use-after-move)
+  const HostMixture& view = a;
+  cases.answers(owner, "impl_rings", [&] { EXPECT_EQ(view.impl_rings().bytes(), 0U); });
+  cases.answers(owner, "impl_row_shapes", [&] { (void)view.impl_row_shapes(); });
+  cases.answers(owner, "impl_owner_of", [&] {
+    const std::byte somewhere{};
+    EXPECT_FALSE(view.impl_owner_of(&somewhere, 1));
+  });
+  cases.answers(owner, "order", [&] { EXPECT_EQ(view.order().size(), 0U); });
+  cases.answers(owner, "sample",
+                [&] { EXPECT_THROW((void)view.sample(0, EpochOptions{}), std::out_of_range); });
+  swap_of_moved_from(cases, owner, a, b);
+  if (cases.calling()) {
+    a = std::move(b);  // assigned into, then used
+    EXPECT_EQ(a.sample(35, EpochOptions{}).source, 1U);
+    HostMixture c({second}, {resident::MixtureShare::repeat(1)}, {}, options_of(1));
+    b = std::move(c);  // a moved-from mixture assigned into
+    EXPECT_EQ(b.num_rows(), 40U);
     EXPECT_TRUE(c.moved_from());  // NOLINT(bugprone-use-after-move)
   }
 }
@@ -639,6 +672,8 @@ void mixture_order_cases(Cases& cases) {
                 [&] { EXPECT_THROW((void)gone.epoch_quota(0), std::out_of_range); });
   cases.answers(owner, "at",
                 [&] { EXPECT_THROW((void)gone.at(0, 1, 0, true), std::out_of_range); });
+  cases.answers(owner, "impl_table", [&] { EXPECT_TRUE(gone.impl_table().empty()); });
+  cases.answers(owner, "impl_key", [&] { EXPECT_EQ(gone.impl_key(1, 2, true).sources, 0U); });
   cases.answers(owner, "operator=", [&] {
     resident::MixtureOrder copy = b;
     copy = gone;  // a copy of the order of no source, and a move of it
@@ -826,7 +861,7 @@ CaseList every_class() {
         {"StreamingDataset", streaming_dataset_cases}, {"TokenDataset", token_dataset_cases},
         {"Dataset", dataset_cases}, {"TokenCorpus", token_corpus_cases}, {"Epoch", epoch_cases},
         {"DatasetEpoch", dataset_epoch_cases}, {"Array", array_cases}, {"Archive", archive_cases},
-        {"Plan", plan_cases}, {"MixtureOrder", mixture_order_cases},
+        {"Plan", plan_cases}, {"MixtureOrder", mixture_order_cases}, {"Mixture", mixture_cases},
         {"HostSpace", host_space_cases},
 #if RESIDENT_HAS_CUDA
         {"CudaHostPinnedSpace", cuda_host_pinned_space_cases}, {"CudaSpace", cuda_space_cases},
@@ -842,6 +877,7 @@ void run_cases(void (*cases_of)(Cases&)) {
 
 TEST(MovedFrom, DeviceDataset) { run_cases(device_dataset_cases); }
 TEST(MovedFrom, Subset) { run_cases(subset_cases); }
+TEST(MovedFrom, Mixture) { run_cases(mixture_cases); }
 TEST(MovedFrom, StreamingDataset) { run_cases(streaming_dataset_cases); }
 TEST(MovedFrom, TokenDataset) { run_cases(token_dataset_cases); }
 TEST(MovedFrom, Dataset) { run_cases(dataset_cases); }

@@ -13,12 +13,15 @@
 #include <numeric>
 #include <vector>
 
+#include "resident/config.hpp"
+
 namespace resident::detail {
 
 __extension__ using uint128 = unsigned __int128;  // GCC, Clang and nvcc all have it
 
 /// @brief `a * b mod m` for `m > 0`, `a, b < m`, without overflow.
-constexpr std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b, std::uint64_t m) noexcept {
+RESIDENT_HOST_DEVICE constexpr std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b,
+                                                     std::uint64_t m) noexcept {
   return static_cast<std::uint64_t>(static_cast<uint128>(a) * b % m);
 }
 

@@ -1,0 +1,254 @@
+// SPDX-FileCopyrightText: 2026 The resident authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Mixtures: a mixture of DeviceDatasets serves, epoch after epoch, the batches of a DeviceDataset
+// made from copies of the rows its order names for that epoch, bit for bit, whatever its shares,
+// shuffle, transforms, remainder and rank; each period served holds each source's exact share;
+// the mixture outlives its sources; every refusal comes when a mixture is made.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "resident/device_dataset.hpp"
+#include "resident/error.hpp"
+#include "resident/mixture.hpp"
+#include "support/epoch_bytes.hpp"
+#include "support/epoch_checks.hpp"
+#include "support/small_images.hpp"
+#include "support/spaces.hpp"
+
+namespace {
+
+using resident::DatasetOptions;
+using resident::EpochOptions;
+using resident::MixtureOptions;
+using resident::MixtureShare;
+using resident::Remainder;
+using resident::Shuffle;
+
+using resident::testing::SmallImages;
+
+template <class Space>
+using Dataset = resident::DeviceDataset<Space, std::uint8_t, std::int32_t>;
+template <class Space>
+using Mixture = resident::Mixture<Space, std::uint8_t, std::int32_t>;
+
+// Three sources of different images: 40, 23 and 9 rows.
+struct Sources {
+  std::vector<SmallImages> images;
+  Sources() {
+    const SmallImages all(72);
+    std::size_t first = 0;
+    for (const std::size_t rows : {40, 23, 9}) {
+      std::vector<std::size_t> taken(rows);
+      std::iota(taken.begin(), taken.end(), first);
+      images.push_back(all.take(taken));
+      first += rows;
+    }
+  }
+  // The rows `order` serves in an epoch of `options`, copied in the order of its positions.
+  [[nodiscard]] SmallImages served(const resident::MixtureOrder& order,
+                                   const EpochOptions& options) const {
+    SmallImages rows(0);
+    for (std::uint64_t p = 0; p < order.size(); ++p) {
+      const resident::MixtureSample sample =
+          order.at(p, options.seed, options.epoch, options.shuffle != Shuffle::none);
+      const SmallImages one = images[sample.source].take({static_cast<std::size_t>(sample.row)});
+      rows.pixels.insert(rows.pixels.end(), one.pixels.begin(), one.pixels.end());
+      rows.labels.push_back(one.labels.front());
+    }
+    return rows;
+  }
+};
+
+template <class Space>
+std::vector<Dataset<Space>> datasets_of(const Space& space, const Sources& sources) {
+  std::vector<Dataset<Space>> datasets;
+  for (const SmallImages& images : sources.images)
+    datasets.emplace_back(space, resident::testing::epoch_options(16, Remainder::drop), images.x(),
+                          images.y());
+  return datasets;
+}
+
+template <class Space>
+typename Mixture<Space>::sources_type refs(const std::vector<Dataset<Space>>& datasets) {
+  return {datasets.begin(), datasets.end()};
+}
+
+enum class Transform { none, all };
+
+template <class Dataset>
+resident::testing::EpochBytes record(Dataset& ds, const EpochOptions& options,
+                                     Transform transform) {
+  if (transform == Transform::none) return resident::testing::record_bytes(ds, ds.epoch(options));
+  return resident::testing::record_bytes(ds, resident::testing::every_transform_epoch(ds, options));
+}
+
+template <class Space>
+using MixtureEpochs = resident::testing::OverGatheringSpaces<Space>;
+TYPED_TEST_SUITE(MixtureEpochs, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
+
+// The matrix: shares (weights in periods, repeats and counts) x remainder x rank of 1 and 2
+// ranks x shuffle x transform, two epochs each: the batches of the dataset of the rows the
+// order serves, copied, bit for bit.
+TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrderNames) {
+  const Sources sources;
+  const auto datasets = datasets_of(this->space_, sources);
+  const std::vector<std::pair<const char*, std::vector<MixtureShare>>> shares{
+      {"weights",
+       {MixtureShare::weight(0.5), MixtureShare::weight(0.3), MixtureShare::weight(0.2)}},
+      {"repeats and counts",
+       {MixtureShare::repeat(0.5), MixtureShare::repeat(2.5), MixtureShare::count(11)}}};
+  std::size_t cells = 0;
+  for (const auto& [name, share] : shares) {
+    const MixtureOptions mix =
+        name == std::string("weights") ? MixtureOptions{10, 75} : MixtureOptions{};
+    for (const int world : {1, 2}) {
+      for (int rank = 0; rank < world; ++rank) {
+        for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+          DatasetOptions options = resident::testing::epoch_options(8, remainder);
+          options.shard = {rank, world, 0};
+          Mixture<TypeParam> mixture(refs(datasets), share, mix, options);
+          for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+            for (const Transform transform : {Transform::none, Transform::all}) {
+              SCOPED_TRACE(std::string(name) + ", rank " + std::to_string(rank) + " of " +
+                           std::to_string(world) + ", " + resident::remainder_name(remainder) +
+                           ", " + resident::testing::shuffle_name(shuffle) +
+                           (transform == Transform::all ? ", all transforms" : ""));
+              for (const std::uint64_t epoch : {0, 1}) {
+                const EpochOptions epoch_options{11, epoch, shuffle};
+                const SmallImages served = sources.served(mixture.order(), epoch_options);
+                Dataset<TypeParam> reference(this->space_, options, served.x(), served.y());
+                EpochOptions positions = epoch_options;
+                if (shuffle == Shuffle::samples) positions.shuffle = Shuffle::none;
+                const auto expected = record(reference, positions, transform);
+                const auto got = record(mixture, epoch_options, transform);
+                ASSERT_EQ(got.valid, expected.valid);
+                ASSERT_TRUE(got == expected) << "the batches differ from the served rows'";
+              }
+              ++cells;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cells, 2u * 3 * 3 * 3 * 2);
+}
+
+// Every period of the batches served holds each source's share exactly, under every shuffle.
+TYPED_TEST(MixtureEpochs, EveryPeriodServedHoldsEachSourcesShare) {
+  const Sources sources;
+  const auto datasets = datasets_of(this->space_, sources);
+  Mixture<TypeParam> mixture(
+      refs(datasets),
+      {MixtureShare::weight(0.25), MixtureShare::weight(0.5), MixtureShare::weight(0.25)},
+      MixtureOptions{8, 80}, resident::testing::epoch_options(8, Remainder::drop));
+  ASSERT_EQ(mixture.num_batches(), 10u);
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    const EpochOptions options{3, 2, shuffle};
+    auto epoch = mixture.epoch(options);
+    for (std::size_t k = 0; k < epoch.size(); ++k) {
+      std::vector<std::size_t> per_source(3);
+      const auto rows =
+          resident::testing::read_back(mixture.space(), mixture.stream(), epoch.batch_indices(k));
+      for (const std::int64_t row : rows)
+        ++per_source[mixture.sample(static_cast<std::size_t>(row), options).source];
+      EXPECT_EQ(per_source, (std::vector<std::size_t>{2, 4, 2}))
+          << resident::testing::shuffle_name(shuffle) << ", batch " << k;
+    }
+  }
+}
+
+// The mixture keeps its sources' memory, and a move empties it.
+TYPED_TEST(MixtureEpochs, AMixtureOutlivesItsSourcesAndAMoveEmptiesIt) {
+  const Sources sources;
+  auto datasets =
+      std::make_unique<std::vector<Dataset<TypeParam>>>(datasets_of(this->space_, sources));
+  const EpochOptions shuffled{5, 1, Shuffle::samples};
+  Mixture<TypeParam> mixture(
+      refs(*datasets), {MixtureShare::count(20), MixtureShare::count(20), MixtureShare::count(20)},
+      {}, resident::testing::epoch_options(8, Remainder::partial));
+  const auto expected = record(mixture, shuffled, Transform::all);
+  datasets.reset();
+  EXPECT_TRUE(record(mixture, shuffled, Transform::all) == expected);
+  EXPECT_EQ(mixture.bytes(),
+            std::size_t{3} * 5 * sizeof(std::uint64_t));  // 3 sources, 5 words each
+  auto epoch = mixture.epoch(shuffled);
+  Mixture<TypeParam> taken = std::move(mixture);
+  // NOLINTBEGIN(bugprone-use-after-move): what a moved-from mixture answers
+  EXPECT_TRUE(mixture.moved_from());
+  EXPECT_EQ(mixture.num_rows(), 0u);
+  EXPECT_EQ(mixture.bytes(), 0u);
+  EXPECT_EQ(mixture.order().size(), 0u);
+  // NOLINTEND(bugprone-use-after-move)
+  EXPECT_THROW((void)epoch.batch(0), resident::Error);
+  EXPECT_TRUE(record(taken, shuffled, Transform::all) == expected);
+}
+
+// An epoch of a mixture resumes from its state where it stopped, batch for batch; a state of a
+// mixture of other shares is refused.
+TYPED_TEST(MixtureEpochs, AnEpochResumesWhereItStoppedAndOtherSharesAreRefused) {
+  const Sources sources;
+  const auto datasets = datasets_of(this->space_, sources);
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::pad);
+  Mixture<TypeParam> mixture(
+      refs(datasets), {MixtureShare::weight(1), MixtureShare::weight(2), MixtureShare::weight(1)},
+      MixtureOptions{16, 96}, options);
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
+    const EpochOptions epoch_options{9, 3, shuffle};
+    auto epoch = mixture.epoch(epoch_options);
+    for (std::size_t k = 0; k < 5; ++k) (void)epoch.batch(k);
+    const resident::EpochState state = epoch.state();
+    auto rest = resident::testing::record_bytes(mixture, mixture.resume(epoch_options, state));
+    const auto whole = record(mixture, epoch_options, Transform::none);
+    ASSERT_EQ(rest.bytes.size() + 5, whole.bytes.size());
+    EXPECT_TRUE(std::equal(rest.bytes.begin(), rest.bytes.end(), whole.bytes.begin() + 5));
+    Mixture<TypeParam> other(
+        refs(datasets), {MixtureShare::weight(1), MixtureShare::weight(1), MixtureShare::weight(2)},
+        MixtureOptions{16, 96}, options);
+    EXPECT_THROW((void)other.resume(epoch_options, state), resident::InvalidArgument);
+  }
+}
+
+// Sources that cannot be mixed are refused when the mixture is made, naming the source.
+TYPED_TEST(MixtureEpochs, SourcesThatDoNotMixAreRefusedWhenTheMixtureIsMade) {
+  const Sources sources;
+  auto datasets = datasets_of(this->space_, sources);
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::pad);
+  const std::vector<MixtureShare> three(3, MixtureShare::weight(1));
+  const auto refused = [&](const typename Mixture<TypeParam>::sources_type& mixed,
+                           const std::vector<MixtureShare>& shares, const std::string& says) {
+    try {
+      Mixture<TypeParam> mixture(mixed, shares, {}, options);
+      ADD_FAILURE() << "not refused; expected: " << says;
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
+    }
+  };
+  refused({}, {}, "given no datasets");
+  refused(refs(datasets), {MixtureShare::weight(1)}, "one share per source");
+  refused(refs(datasets),
+          {MixtureShare::weight(-1), MixtureShare::weight(1), MixtureShare::weight(1)},
+          "source 0 takes a weight");
+  const SmallImages five(5);
+  const resident::HostTensor<const std::uint8_t> flat(five.pixels.data(),
+                                                      {5, SmallImages::pixels_per_row});
+  const Dataset<TypeParam> other(this->space_, options, flat, five.y());  // rows of another shape
+  refused({datasets[0], other}, {MixtureShare::weight(1), MixtureShare::weight(1)},
+          "field 0 of dataset 1 has rows of shape");
+  Dataset<TypeParam> moved = std::move(datasets[2]);
+  refused(refs(datasets), three, "dataset 2 of the mixture was moved from");
+}
+
+}  // namespace
