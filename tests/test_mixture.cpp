@@ -23,6 +23,8 @@
 #include "resident/mixture.hpp"
 #include "support/epoch_bytes.hpp"
 #include "support/epoch_checks.hpp"
+#include "support/labelled_rows.hpp"
+#include "support/resume_checks.hpp"
 #include "support/small_images.hpp"
 #include "support/spaces.hpp"
 
@@ -218,6 +220,93 @@ TYPED_TEST(MixtureEpochs, AnEpochResumesWhereItStoppedAndOtherSharesAreRefused) 
         refs(datasets), {MixtureShare::weight(1), MixtureShare::weight(1), MixtureShare::weight(2)},
         MixtureOptions{16, 96}, options);
     EXPECT_THROW((void)other.resume(epoch_options, state), resident::InvalidArgument);
+  }
+}
+
+// The same (seed, epoch) gives the same batches on every space, read in any order.
+TYPED_TEST(MixtureEpochs, BatchesAreTheHostsOnEverySpaceInAnyOrder) {
+  const Sources sources;
+  const std::vector<MixtureShare> shares{MixtureShare::weight(3), MixtureShare::weight(1),
+                                         MixtureShare::weight(2)};
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::pad);
+  const auto host_datasets = datasets_of(resident::HostSpace{}, sources);
+  Mixture<resident::HostSpace> on_host(refs(host_datasets), shares, MixtureOptions{12, 0}, options);
+  const auto datasets = datasets_of(this->space_, sources);
+  Mixture<TypeParam> mixture(refs(datasets), shares, MixtureOptions{12, 0}, options);
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
+    const EpochOptions epoch_options{21, 4, shuffle};
+    const auto expected = record(on_host, epoch_options, Transform::all);
+    EXPECT_TRUE(record(mixture, epoch_options, Transform::all) == expected);
+    // Batch k alone, last to first, is batch k of the epoch in turn.
+    auto epoch = resident::testing::every_transform_epoch(mixture, epoch_options);
+    auto in_turn = resident::testing::every_transform_epoch(on_host, epoch_options);
+    for (std::size_t k = epoch.size(); k-- > 0;) {
+      const auto [x, y] = epoch.batch(k);
+      const auto [hx, hy] = in_turn.batch(k);
+      EXPECT_EQ(resident::testing::read_back(mixture.space(), mixture.stream(), x),
+                resident::testing::read_back(on_host.space(), on_host.stream(), hx))
+          << "batch " << k;
+      EXPECT_EQ(resident::testing::read_back(mixture.space(), mixture.stream(), y),
+                resident::testing::read_back(on_host.space(), on_host.stream(), hy))
+          << "batch " << k;
+    }
+  }
+}
+
+// A mixture's epoch resumes on other world sizes (DatasetOptions::parts): every row served once
+// over the restarts, and the steps of the run that never stopped where the global batch stays.
+TEST(MixtureResume, JobsResumeOnOtherWorldSizesServingEveryRowOnce) {
+  using resident::testing::Phase;
+  const resident::testing::LabelledRows data(24 * 9 + 7, 2);
+  const resident::HostSpace space;
+  const DatasetOptions stored = resident::testing::epoch_options(16, Remainder::drop);
+  const std::size_t first_rows = 120, second_rows = data.labels.size() - first_rows;
+  using Rows = resident::DeviceDataset<resident::HostSpace, float, std::int32_t>;
+  const Rows first(space, stored,
+                   resident::HostTensor<const float>(data.features.data(), {first_rows, 2}),
+                   resident::HostTensor<const std::int32_t>(data.labels.data(), {first_rows}));
+  const Rows second(
+      space, stored,
+      resident::HostTensor<const float>(data.features.data() + first_rows * 2, {second_rows, 2}),
+      resident::HostTensor<const std::int32_t>(data.labels.data() + first_rows, {second_rows}));
+  const auto make = [&](const DatasetOptions& rank_options) {
+    return resident::Mixture<resident::HostSpace, float, std::int32_t>(
+        {first, second}, {MixtureShare::repeat(1), MixtureShare::repeat(1)}, MixtureOptions{},
+        rank_options);
+  };
+  const std::vector<std::pair<std::vector<int>, std::vector<std::size_t>>> transitions{
+      {{8, 4}, {24, 48}}, {{8, 6}, {24, 24}}, {{2, 3, 4}, {24, 24, 24}}};
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+      for (const auto& [worlds, batches] : transitions) {
+        DatasetOptions options = resident::testing::epoch_options(1, remainder);
+        options.parts = 24;
+        const EpochOptions epoch{11, 2, shuffle};
+        std::vector<Phase> phases;
+        for (std::size_t i = 0; i < worlds.size(); ++i)
+          phases.push_back({worlds[i], batches[i], i + 1 < worlds.size() ? 1 : Phase{}.steps});
+        const auto job = resident::testing::run_job(phases, options, epoch, make);
+        const auto whole =
+            resident::testing::run_job({{worlds[0], batches[0]}}, options, epoch, make);
+        std::string what = std::string(resident::testing::shuffle_name(shuffle)) + ", " +
+                           resident::remainder_name(remainder) + ", worlds";
+        for (const int world : worlds) what += " " + std::to_string(world);
+        for (std::int32_t row = 0; row < static_cast<std::int32_t>(data.labels.size()); ++row) {
+          const auto found = job.served.find(row);
+          const int times = found == job.served.end() ? 0 : found->second;
+          if (remainder == Remainder::drop) {
+            EXPECT_LE(times, 1) << what << ": row " << row;
+          } else {
+            EXPECT_EQ(times, 1) << what << ": row " << row;
+          }
+        }
+        if (batches.back() * static_cast<std::size_t>(worlds.back()) ==
+            batches.front() * static_cast<std::size_t>(worlds.front())) {
+          EXPECT_EQ(job.steps, whole.steps) << what;
+        }
+      }
+    }
   }
 }
 
