@@ -21,6 +21,11 @@
 // epoch of the same options in every iteration (`ratio_to_preloaded`: the preloaded epoch's mean
 // time over the streamed one's); `made_s` and `preloaded_made_s` are the seconds each dataset
 // took to make (once per run: one figure, not a mean).
+// Mixed epochs (BM_HostMixedEpoch, BM_CudaMixedEpoch: the CIFAR rows split into sources of a
+// quarter and three quarters, mixed by weights 0.25 and 0.75 in periods of one batch, so that the
+// epoch serves every row once) alternate with the single dataset's `Shuffle::samples` epoch of
+// the same rows in every iteration (`ratio_to_single`: the single epoch's mean time over the
+// mixed one's, so the cost of mixing alone; 1 is free).
 #include <benchmark/benchmark.h>
 #include <sched.h>
 #include <signal.h>
@@ -601,7 +606,65 @@ void BM_HostStreamedEpoch(benchmark::State& state) {
                  ", " + std::to_string(streamed.num_chunks()) + " chunks");
 }
 
+// The mixed epochs against the single dataset's (see the file's comment); `time_epoch(ds,
+// options)` returns one epoch's seconds.
+template <class Space, class TimeEpoch>
+void mixed_iterations(benchmark::State& state, const Space& space, TimeEpoch&& time_epoch) {
+  const auto x = synthetic<std::uint8_t>(kCifar.rows * kCifar.row_elements);
+  const auto y = synthetic<std::int32_t>(kCifar.rows);
+  using Images = DeviceDataset<Space, std::uint8_t, std::int32_t>;
+  const auto part = [&](std::size_t first, std::size_t rows) {
+    return Images(space, epoch_options(),
+                  HostTensor<const std::uint8_t>(x.data() + first * kCifar.row_elements,
+                                                 {rows, kCifar.row_elements}),
+                  HostTensor<const std::int32_t>(y.data() + first, {rows}));
+  };
+  Images single = part(0, kCifar.rows);
+  const std::size_t quarter = kCifar.rows / 4;
+  const Images first = part(0, quarter);
+  const Images rest = part(quarter, kCifar.rows - quarter);
+  resident::Mixture<Space, std::uint8_t, std::int32_t> mixed(
+      {first, rest}, {resident::MixtureShare::weight(0.25), resident::MixtureShare::weight(0.75)},
+      {kBatch, kCifar.rows}, epoch_options());
+  double mixed_seconds = 0, single_seconds = 0;
+  std::uint64_t epoch_number = 0;
+  for (auto _ : state) {
+    const EpochOptions options{7, epoch_number++, Shuffle::samples};
+    const double seconds = time_epoch(mixed, options);
+    mixed_seconds += seconds;
+    state.SetIterationTime(seconds);
+    single_seconds += time_epoch(single, options);
+  }
+  const double epochs = static_cast<double>(state.iterations());
+  state.counters["epochs_per_s"] = epochs / mixed_seconds;
+  state.counters["ratio_to_single"] = single_seconds / mixed_seconds;
+  state.SetLabel("samples, 2 sources (0.25, 0.75), periods of one batch");
+}
+
+void BM_HostMixedEpoch(benchmark::State& state) {
+  mixed_iterations(state, HostSpace{}, [](auto& ds, const EpochOptions& options) {
+    auto epoch = ds.epoch(options);
+    const auto start = Clock::now();
+    benchmark::DoNotOptimize(run_epoch(epoch));
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  });
+}
+
 #if defined(__CUDACC__)
+void BM_CudaMixedEpoch(benchmark::State& state) {
+  if (resident::CudaSpace::device_count() == 0) {
+    state.SkipWithError("no CUDA device on this machine");
+    return;
+  }
+  resident::bench::CudaTimer timer;
+  mixed_iterations(state, resident::CudaSpace{0}, [&](auto& ds, const EpochOptions& options) {
+    auto epoch = ds.epoch(options);
+    timer.start(ds.stream());
+    benchmark::DoNotOptimize(run_epoch(epoch));
+    return timer.stop(ds.stream());
+  });
+}
+
 template <class Feature>
 void BM_CudaEpoch(benchmark::State& state, Shape shape) {
   if (resident::CudaSpace::device_count() == 0) {
@@ -649,6 +712,9 @@ void register_all() {
       ->ArgName("crop_flip")
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_HostMixedEpoch/cifar_u8", BM_HostMixedEpoch)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_HostEpochVsPeers/cifar_u8", BM_HostEpochVsPeers)
       ->ArgsProduct({{512}, {0, 1}})
       ->ArgNames({"batch", "load"})
@@ -670,6 +736,9 @@ void register_all() {
   add("BM_CudaEpoch/cifar_u8", BM_CudaEpoch<std::uint8_t>, kCifar, kSamplesAugmentNormalize);
   add("BM_CudaEpoch/wide_f32", BM_CudaEpoch<float>, kWide, kSamples);
   add("BM_CudaEpoch/labels_i32", BM_CudaEpoch<std::int32_t>, kLabels, kSamples);
+  benchmark::RegisterBenchmark("BM_CudaMixedEpoch/cifar_u8", BM_CudaMixedEpoch)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
 #endif
 }
 

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "resident/detail/gather/mixed_rows.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/mixture.hpp"
@@ -57,13 +58,16 @@ struct Sources {
       first += rows;
     }
   }
-  // The rows `order` serves in an epoch of `options`, copied in the order of its positions.
-  [[nodiscard]] SmallImages served(const resident::MixtureOrder& order,
-                                   const EpochOptions& options) const {
+  // The rows `order` serves in an epoch of `options`, copied as a dataset cut into `parts`
+  // holds them: row t of part p is position t * parts + p of the epoch.
+  [[nodiscard]] SmallImages served(const resident::MixtureOrder& order, const EpochOptions& options,
+                                   std::uint64_t parts) const {
     SmallImages rows(0);
-    for (std::uint64_t p = 0; p < order.size(); ++p) {
-      const resident::MixtureSample sample =
-          order.at(p, options.seed, options.epoch, options.shuffle != Shuffle::none);
+    const resident::detail::PartInterleave interleave{parts, order.size() / parts,
+                                                      order.size() % parts};
+    for (std::uint64_t row = 0; row < order.size(); ++row) {
+      const resident::MixtureSample sample = order.at(
+          interleave.position(row), options.seed, options.epoch, options.shuffle != Shuffle::none);
       const SmallImages one = images[sample.source].take({static_cast<std::size_t>(sample.row)});
       rows.pixels.insert(rows.pixels.end(), one.pixels.begin(), one.pixels.end());
       rows.labels.push_back(one.labels.front());
@@ -128,7 +132,8 @@ TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrde
                            (transform == Transform::all ? ", all transforms" : ""));
               for (const std::uint64_t epoch : {0, 1}) {
                 const EpochOptions epoch_options{11, epoch, shuffle};
-                const SmallImages served = sources.served(mixture.order(), epoch_options);
+                const SmallImages served = sources.served(mixture.order(), epoch_options,
+                                                          static_cast<std::uint64_t>(world));
                 Dataset<TypeParam> reference(this->space_, options, served.x(), served.y());
                 EpochOptions positions = epoch_options;
                 if (shuffle == Shuffle::samples) positions.shuffle = Shuffle::none;
@@ -167,6 +172,48 @@ TYPED_TEST(MixtureEpochs, EveryPeriodServedHoldsEachSourcesShare) {
         ++per_source[mixture.sample(static_cast<std::size_t>(row), options).source];
       EXPECT_EQ(per_source, (std::vector<std::size_t>{2, 4, 2}))
           << resident::testing::shuffle_name(shuffle) << ", batch " << k;
+    }
+  }
+}
+
+// With a period of the global batch, every step of a sharded job holds each source's share,
+// partitioned or replicated, on any world size.
+TYPED_TEST(MixtureEpochs, EveryGlobalStepHoldsEachSourcesShareOnAnyWorld) {
+  const Sources sources;
+  const auto datasets = datasets_of(this->space_, sources);
+  for (const resident::Sharding sharding :
+       {resident::Sharding::partitioned, resident::Sharding::replicated}) {
+    for (const int world : {1, 2, 3}) {
+      const auto global = static_cast<std::uint64_t>(4 * world);
+      std::vector<Mixture<TypeParam>> ranks;
+      for (int rank = 0; rank < world; ++rank) {
+        DatasetOptions options = resident::testing::epoch_options(4, Remainder::drop);
+        options.shard = {rank, world, 0};
+        options.sharding = sharding;
+        ranks.emplace_back(
+            refs(datasets),
+            std::vector<MixtureShare>{MixtureShare::weight(1), MixtureShare::weight(2),
+                                      MixtureShare::weight(1)},
+            MixtureOptions{global, 96}, options);
+      }
+      for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+        const EpochOptions options{3, 1, shuffle};
+        std::vector<decltype(ranks[0].epoch(options))> epochs;
+        for (auto& rank : ranks) epochs.push_back(rank.epoch(options));
+        ASSERT_GT(epochs[0].size(), 0u);
+        for (std::size_t k = 0; k < epochs[0].size(); ++k) {
+          std::vector<std::uint64_t> per_source(3);
+          for (std::size_t r = 0; r < ranks.size(); ++r) {
+            const auto ids = resident::testing::read_back(ranks[r].space(), ranks[r].stream(),
+                                                          epochs[r].batch_indices(k));
+            for (const std::int64_t row : ids)
+              ++per_source[ranks[r].sample(static_cast<std::size_t>(row), options).source];
+          }
+          EXPECT_EQ(per_source, (std::vector<std::uint64_t>{global / 4, global / 2, global / 4}))
+              << resident::sharding_name(sharding) << ", world " << world << ", "
+              << resident::testing::shuffle_name(shuffle) << ", step " << k;
+        }
+      }
     }
   }
 }
@@ -338,6 +385,37 @@ TYPED_TEST(MixtureEpochs, SourcesThatDoNotMixAreRefusedWhenTheMixtureIsMade) {
           "field 0 of dataset 1 has rows of shape");
   Dataset<TypeParam> moved = std::move(datasets[2]);
   refused(refs(datasets), three, "dataset 2 of the mixture was moved from");
+}
+
+// Datasets of spaces that differ only by their budget are of two spaces; an epoch whose rows
+// would overflow what the platform addresses is refused when made, saying so.
+TEST(MixtureRefusals, AnotherSpaceAndAnEpochPastTheAddressesAreRefusedWhenMade) {
+  const Sources sources;
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::pad);
+  const Dataset<resident::HostSpace> whole(resident::HostSpace{}, options, sources.images[0].x(),
+                                           sources.images[0].y());
+  const Dataset<resident::HostSpace> budgeted(resident::HostSpace::with_budget(1 << 20), options,
+                                              sources.images[1].x(), sources.images[1].y());
+  const auto says = [&](auto&& make, const std::string& what) {
+    try {
+      make();
+      ADD_FAILURE() << "not refused; expected: " << what;
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(what), std::string::npos) << error.what();
+    }
+  };
+  says(
+      [&] {
+        Mixture<resident::HostSpace>(
+            {whole, budgeted}, {MixtureShare::weight(1), MixtureShare::weight(1)}, {}, options);
+      },
+      "dataset 1 of the mixture lies in another space");
+  says(
+      [&] {
+        Mixture<resident::HostSpace>({whole}, {MixtureShare::weight(1)},
+                                     MixtureOptions{0, std::uint64_t{1} << 61}, options);
+      },
+      "is more than this platform addresses");
 }
 
 }  // namespace

@@ -116,9 +116,9 @@ TEST_P(MixtureShuffles, ExtremeWeightsKeepTheirSharesWithoutOverflow) {
     const MixtureSample sample = order.at(p, seed, 5, GetParam());
     EXPECT_LT(sample.row, order.rows(sample.source));
   }
-  const MixtureOrder tiny({1000, 1000}, {MixtureShare::weight(1e-300), MixtureShare::weight(1)});
-  EXPECT_EQ(tiny.quota(0), 0U);
-  EXPECT_EQ(tiny.quota(1), 2000U);
+  // A weight too small for any sample of a period is refused, not left out unsaid.
+  EXPECT_THROW(MixtureOrder({1000, 1000}, {MixtureShare::weight(1e-300), MixtureShare::weight(1)}),
+               resident::InvalidArgument);
 }
 
 TEST(MixtureOrder, EqualRemaindersGoToTheFirstSourcesWhateverTheWeightsScale) {
@@ -136,7 +136,7 @@ TEST(MixtureOrder, EqualRemaindersGoToTheFirstSourcesWhateverTheWeightsScale) {
   std::vector<MixtureShare> shares;
   for (std::uint64_t s = 0; s < 97; ++s) {
     rows.push_back(s + 1);
-    shares.push_back(MixtureShare::weight(static_cast<double>(s * s % 13) + 0.1));
+    shares.push_back(MixtureShare::weight(static_cast<double>(s * s % 13) + 1));
   }
   double total = 0;
   for (const MixtureShare& share : shares) total += share.value();
@@ -282,6 +282,32 @@ TEST(MixtureOrder, BadSharesAreRefusedWhenTheOrderIsMadeNamingTheSource) {
   refused({3, 3}, {MixtureShare::weight(0), MixtureShare::weight(0)}, "every source's weight is 0");
   refused({3, 3}, {MixtureShare::repeat(0), MixtureShare::count(0)}, "every source's repeat is 0");
   refused({3, 0}, {MixtureShare::weight(1), MixtureShare::weight(1)}, "source 1 has no rows");
+  // Periods that serve the shares otherwise than asked.
+  const auto refused_period = [](const std::vector<std::uint64_t>& rows,
+                                 const std::vector<MixtureShare>& shares, std::uint64_t period,
+                                 const std::string& says) {
+    try {
+      (void)MixtureOrder(rows, shares, MixtureOptions{period, 0});
+      ADD_FAILURE() << "not refused; expected: " << says;
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
+    }
+  };
+  refused_period({10, 10}, {MixtureShare::repeat(2.5), MixtureShare::repeat(1)}, 100,
+                 "source 0 takes 25 samples an epoch, but 1 periods of 100 serve it 71");
+  refused_period({10, 10}, {MixtureShare::repeat(1), MixtureShare::repeat(1)}, 7,
+                 "source 0 takes 10 samples an epoch");
+  refused_period({3, 10}, {MixtureShare::count(3), MixtureShare::count(10)}, 4,
+                 "source 0 takes 3 samples an epoch");
+  refused_period({100, 5}, {MixtureShare::count(7), MixtureShare::repeat(3)}, 1,
+                 "source 0 takes 7 samples an epoch");
+  refused_period({10, 10}, {MixtureShare::weight(1), MixtureShare::weight(99)}, 10,
+                 "source 0's weight of 1.000000 gets no sample of a period of 10");
+  // A period that divides the counts in their proportions is taken.
+  const MixtureOrder whole({10, 10}, {MixtureShare::count(4), MixtureShare::count(12)},
+                           MixtureOptions{8, 0});
+  EXPECT_EQ(whole.periods(), 2U);
+  EXPECT_EQ(whole.epoch_quota(0), 4U);
   refused({1ULL << 61, 1ULL << 61}, {MixtureShare::repeat(2), MixtureShare::repeat(1)},
           "past 2^62 samples");
   // A source of no rows and no share is taken, and never served.

@@ -99,8 +99,9 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                               " is out of range; this rank stores " +
                               std::to_string(layout.geometry.stored_rows) +
                               " rows of the mixture (padding included); use a row below that");
-    return order_.at(detail::source_map(layout).row(row), options.seed, options.epoch,
-                     options.shuffle != Shuffle::none);
+    return order_.at(
+        detail::part_interleave(layout.geometry).position(detail::source_map(layout).row(row)),
+        options.seed, options.epoch, options.shuffle != Shuffle::none);
   }
   /// @brief Bytes of the mixture's one allocation: its table (the sources' allocations are
   /// theirs; 0 when moved from).
@@ -148,21 +149,22 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                                   " of a mixture was asked for as a view; a mixture gathers");
   }
   struct impl_gathered {
-    detail::RowOrder order;
+    detail::MixturePlaces order;
     detail::BatchSlice slice;
   };
-  [[nodiscard]] static impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) {
-    return {pass.order.rows(k), pass.order.slice(k)};
+  [[nodiscard]] impl_gathered impl_gather(const impl_pass_type& pass, std::size_t k) const {
+    const auto& layout = this->impl_core().layout();
+    return {{pass.order.rows(k), table(), pass.key, detail::source_map(layout),
+             detail::part_interleave(layout.geometry)},
+            pass.order.slice(k)};
   }
   static void impl_check_gathered(const impl_pass_type& /*pass*/) noexcept {}
   template <std::size_t Field>
-  [[nodiscard]] auto impl_rows(const impl_pass_type& pass,
+  [[nodiscard]] auto impl_rows(const impl_pass_type& /*pass*/,
                                const impl_gathered& /*gathered*/) const noexcept {
     using T = std::tuple_element_t<Field, std::tuple<Ts...>>;
-    const auto* table = reinterpret_cast<const std::uint64_t*>(table_.data());  // NOLINT
-    return detail::MixedRows<T>{table, table + order_.sources() * (3 + Field),
-                                this->impl_core().layout().row_elements[Field], pass.key,
-                                detail::source_map(this->impl_core().layout())};
+    return detail::MixedRows<T>{table() + order_.sources() * (3 + Field),
+                                this->impl_core().layout().row_elements[Field]};
   }
   // The gathered batches lie in the rings alone.
   [[nodiscard]] std::shared_ptr<const void> impl_owner_of(const void* first,
@@ -191,6 +193,11 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
         "the mixture's table", "lower DatasetOptions::reserve_bytes, or mix fewer sources");
   }
 
+  // The table's words in the space: the order's, then each field's bases.
+  [[nodiscard]] const std::uint64_t* table() const noexcept {
+    return reinterpret_cast<const std::uint64_t*>(table_.data());  // NOLINT: the words uploaded
+  }
+
   // The sources' rows, once they are checked to mix.
   static std::vector<std::uint64_t> rows_of(const sources_type& sources) {
     RESIDENT_EXPECTS(!sources.empty(), "a mixture was given no datasets; give at least one");
@@ -203,9 +210,10 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                            " of the mixture was moved from and holds no rows; mix the dataset "
                            "it was moved to");
       RESIDENT_EXPECTS(source.space() == first.space(),
-                       "dataset " + std::to_string(s) + " of the mixture lies in " +
-                           source.space().name() + ", dataset 0 in " + first.space().name() +
-                           "; mix datasets of one space");
+                       "dataset " + std::to_string(s) + " of the mixture lies in another space (" +
+                           source.space().name() + ") than dataset 0 (" + first.space().name() +
+                           "): spaces are one when they compare equal (one device, one memory "
+                           "resource, one budget); make every dataset with the same space");
       for (std::size_t field = 0; field < num_fields; ++field)
         RESIDENT_EXPECTS(source.impl_row_shapes()[field] == first.impl_row_shapes()[field],
                          "field " + std::to_string(field) + " of dataset " + std::to_string(s) +
@@ -216,9 +224,21 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
     }
     return rows;
   }
+  static constexpr std::array<std::size_t, num_fields> element_bytes{sizeof(Ts)...};
+
   // The core of a dataset of the order's positions, with the sources' row shapes.
   static Core core_of(const dataset_type& first, std::uint64_t positions,
                       const DatasetOptions& options) {
+    std::size_t row_bytes = 0;
+    for (std::size_t field = 0; field < num_fields; ++field)
+      row_bytes += first.impl_row_shapes()[field].elements() * element_bytes[field];
+    // The epoch's rows are counted as a dataset's stored rows, which its bytes must address.
+    RESIDENT_EXPECTS(row_bytes == 0 || positions <= SIZE_MAX / 2 / row_bytes,
+                     "the mixture's epoch of " + std::to_string(positions) + " samples of " +
+                         std::to_string(row_bytes) +
+                         " bytes is more than this platform addresses; give fewer "
+                         "MixtureOptions::epoch_samples, or repeats and counts that sum to "
+                         "fewer");
     std::array<Shape, num_fields> shapes{};
     for (std::size_t field = 0; field < num_fields; ++field)
       shapes[field] = first.impl_row_shapes()[field].prepend(static_cast<std::size_t>(positions));

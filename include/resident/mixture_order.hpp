@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "resident/detail/apportion.hpp"
+#include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/permutation.hpp"
 
@@ -133,15 +134,6 @@ template <class Reach>
   return {source, pass(occurrence % held)};
 }
 
-/// @brief The reach of host memory: the pointer itself.
-struct HostReach {
-  template <class T>
-  [[nodiscard]] RESIDENT_HOST_DEVICE T* operator()(T* pointer,
-                                                   std::uint64_t /*count*/) const noexcept {
-    return pointer;
-  }
-};
-
 }  // namespace detail
 
 /// @brief The order of a mixture of sources of `rows[s]` rows each, in the shares given: an
@@ -173,7 +165,9 @@ class MixtureOrder {
   /// @throws InvalidArgument, naming the source and the figure, for: no source, or a share per
   /// source missing; weights mixed with repeats or counts; a weight or repeat negative, not
   /// finite, or all zero; a source with no rows and a share; `epoch_samples` with repeats or
-  /// counts; a period, a source's rows or an epoch past `Permutation::max_size`.
+  /// counts; a period, a source's rows or an epoch past `Permutation::max_size`; a period that
+  /// gives a source of a weight above 0 no sample, or that serves repeats and counts other
+  /// samples an epoch than they ask for.
   MixtureOrder(std::vector<std::uint64_t> rows, const std::vector<MixtureShare>& shares,
                const MixtureOptions& options = {})
       : rows_(std::move(rows)) {
@@ -229,8 +223,11 @@ class MixtureOrder {
                      "an epoch of " + std::to_string(periods_) + " periods of " +
                          std::to_string(period_) +
                          " samples is past 2^62 samples; give fewer epoch samples");
-    quotas_ = detail::apportion(
-        period_, counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest));
+    const std::vector<std::uint64_t> integral =
+        counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest);
+    quotas_ = detail::apportion(period_, integral);
+    check_quotas(shares, weighted ? std::vector<std::uint64_t>{}
+                                  : detail::apportion(samples, integral));
     table_ = rows_;
     table_.insert(table_.end(), quotas_.begin(), quotas_.end());
     // Each source's first slot of a period: the quotas before it, summed.
@@ -278,7 +275,7 @@ class MixtureOrder {
                               " is out of range; the mixture's epoch has " +
                               std::to_string(size()) + " samples; use a position below that");
     return detail::mixture_sample(table_.data(), impl_key(seed, epoch, shuffled), position,
-                                  detail::HostReach{});
+                                  detail::SameAddress{});
   }
 
   /// @cond impl
@@ -339,6 +336,29 @@ class MixtureOrder {
       counted += shares[s].samples();
     }
     return counts_only ? counted : static_cast<std::uint64_t>(std::llround(sum));
+  }
+  // Refuses quotas that do not serve the shares: a source of a weight above 0 that a period
+  // leaves out, or (repeats and counts: `served`, each source's samples an epoch) periods that
+  // serve other counts than those asked for.
+  void check_quotas(const std::vector<MixtureShare>& shares,
+                    const std::vector<std::uint64_t>& served) const {
+    for (std::size_t s = 0; s < shares.size(); ++s) {
+      if (served.empty()) {
+        RESIDENT_EXPECTS(shares[s].value() == 0 || quotas_[s] != 0,
+                         "source " + std::to_string(s) + "'s weight of " +
+                             std::to_string(shares[s].value()) + " gets no sample of a period of " +
+                             std::to_string(period_) +
+                             "; give a longer MixtureOptions::period, or a larger weight");
+        continue;
+      }
+      RESIDENT_EXPECTS(periods_ * quotas_[s] == served[s],
+                       "source " + std::to_string(s) + " takes " + std::to_string(served[s]) +
+                           " samples an epoch, but " + std::to_string(periods_) +
+                           " periods of " + std::to_string(period_) + " serve it " +
+                           std::to_string(periods_ * quotas_[s]) +
+                           "; give a period that divides every source's samples in the same "
+                           "proportions (or 0: one period), or give the sources weights");
+    }
   }
   // The counts themselves, summed without rounding.
   static std::vector<std::uint64_t> exact_amounts(const std::vector<MixtureShare>& shares) {

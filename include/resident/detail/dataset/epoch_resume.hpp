@@ -110,8 +110,9 @@ struct EpochStateAccess {
       if (differs.empty() && state.fingerprint_ != facts.fingerprint)
         differs = "the dataset's fingerprint " + std::to_string(state.fingerprint_) + " (here " +
                   std::to_string(facts.fingerprint) +
-                  "): its row shapes or element types differ, or a token dataset's stride, or a "
-                  "window-order stream's chunking, world size or batch size";
+                  "): its row shapes or element types differ, or a token dataset's stride, a "
+                  "window-order stream's chunking, world size or batch size, or a mixture's "
+                  "shares, period or sources' rows";
     }
     if (!differs.empty())
       throw InvalidArgument(

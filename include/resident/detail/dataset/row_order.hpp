@@ -10,6 +10,22 @@
 
 namespace resident::detail {
 
+/// @brief Reaches memory at its own address: a kernel's view of device memory, and
+/// the host's of its own.
+///
+/// A launch policy's `reach_type` maps `reach(pointer, count)` to where the running thread
+/// reads or writes the `count` elements from `pointer` on: every element a body touches
+/// through the result lies in that extent, so that a reach which checks it (the simulated
+/// runtime's) catches a body that strays out of its allocation. On a device the address is the
+/// pointer itself and the count goes unused.
+struct SameAddress {
+  template <class T>
+  [[nodiscard]] RESIDENT_HOST_DEVICE T* operator()(T* pointer,
+                                                   std::uint64_t /*count*/) const noexcept {
+    return pointer;
+  }
+};
+
 /// @brief Where the row at one batch position is: its row id (the stored row, as a
 /// `DeviceDataset` numbers it) and, in a gathered streaming batch, its chunk slot and its row
 /// in the slot. The gather kernels work it out once per row and share it among the row's
@@ -92,8 +108,11 @@ struct RowOrder {
     if (map.parts != 0 && rows != 0) return map.row(position);
     return samples.size() != 0 ? samples(position) : position;
   }
-  /// The place of position `r`: its row id alone (the rows lie where their ids say).
-  [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r) const noexcept {
+  /// The place of position `r`: its row id alone (the rows lie where their ids say; nothing is
+  /// read through `reach`).
+  template <class Reach>
+  [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r,
+                                                    const Reach& /*reach*/) const noexcept {
     return {row(r)};
   }
 };

@@ -146,21 +146,6 @@ struct KernelOp<Normalize> {
   }
 };
 
-/// @brief Reaches memory at its own address: a kernel's view of device memory.
-///
-/// A launch policy's `reach_type` maps `reach(pointer, count)` to where the running thread
-/// reads or writes the `count` elements from `pointer` on: every element a body touches
-/// through the result lies in that extent, so that a reach which checks it (the simulated
-/// runtime's) catches a body that strays out of its allocation. On a device the address is the
-/// pointer itself and the count goes unused.
-struct SameAddress {
-  template <class T>
-  [[nodiscard]] RESIDENT_HOST_DEVICE T* operator()(T* pointer,
-                                                   std::uint64_t /*count*/) const noexcept {
-    return pointer;
-  }
-};
-
 /// @brief A gather kernel's rows: the rows of one group, their sources located by the first
 /// threads of the block (each row's place worked out once, shared through the block's memory);
 /// then each row's threads walk its elements. `Rows` is what the layout of a copy, a
@@ -184,7 +169,7 @@ struct GatherRows {
                                    RowPlace& place) const {
     const std::uint64_t r = group * shape.group_rows() + thread;
     if (thread >= shape.group_rows() || r >= shape.rows) return false;
-    place = order.place(r);
+    place = order.place(r, reach);
     if (indices != nullptr) *reach(indices + r, 1) = static_cast<std::int64_t>(place.row);
     shared.from[thread] = source.at(place, reach);
     return true;

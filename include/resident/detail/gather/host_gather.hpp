@@ -161,16 +161,17 @@ struct GatherField {
     return 0;
   }
 
-  void copy_row(std::uint64_t row, std::size_t position, const RowConverter<Op>& convert,
+  /// Copies (converts, augments) the row at `place` to batch position `position`.
+  void copy_row(const RowPlace& place, std::size_t position, const RowConverter<Op>& convert,
                 std::byte* scratch) const {
-    const In* from = source.at(position, row);
+    const In* from = source.at(place, SameAddress{});
     Out* to = destination + position * row_elements;
     if constexpr (may_augment) {
       if (augmentation != nullptr) {
         // Crop and flip in the stored layout, then the output's order, then the conversion
         // (in the output layout, as the kernels convert), each into the next stage's memory:
         // the row's own scratch, or the batch for the last.
-        const SampleDraws draws = draw_sample(*augmentation, key, row);
+        const SampleDraws draws = draw_sample(*augmentation, key, place.row);
         constexpr bool converts = !std::is_same_v<Op, NoConversion>;
         const bool reorders = augmentation->reorders();
         auto* stage = reinterpret_cast<In*>(scratch);  // NOLINT: scratch of In
@@ -212,8 +213,8 @@ struct GatherField {
     }
   }
 
-  void prefetch(std::size_t position, std::uint64_t row) const noexcept {
-    prefetch_row(source.at(position, row), row_elements * sizeof(In));
+  void prefetch(const RowPlace& place) const noexcept {
+    prefetch_row(source.at(place, SameAddress{}), row_elements * sizeof(In));
   }
 };
 
@@ -224,9 +225,10 @@ GatherField(Source, Out*, std::size_t, const Op&, AugmentationPointer, AugmentKe
     -> GatherField<Source, Out, Op, AugmentationPointer>;
 
 /// @brief Gathers `rows` rows of every field in the order `order` gives, on the host's copy
-/// threads: each thread claims blocks of the batch's positions (`gather_block_bytes`), computes
-/// their row ids once into `indices` (the ring's index array) and copies every field's rows
-/// from them. `order` is a `RowOrder` or a `ChunkRows`.
+/// threads: each thread claims blocks of the batch's positions (`gather_block_bytes`), places
+/// each of their rows once (`order.place`: its row id, into `indices`, the ring's index array,
+/// and where its source finds it) and copies every field's rows from there, as the kernels
+/// do. `order` is a `RowOrder`, a `ChunkRows` or a mixture's order.
 template <class Order, class... Fields>
 void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, CopyWorkers& workers,
                  const Fields&... fields) {
@@ -238,19 +240,22 @@ void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, Co
                line_rows) *
       line_rows;
   workers.for_each_block(0, rows, block_rows, [&](std::size_t first, std::size_t last) {
-    for (std::size_t r = first; r < last; ++r) indices[r] = static_cast<std::int64_t>(order.row(r));
+    std::vector<RowPlace> places(last - first);
+    for (std::size_t r = first; r < last; ++r) {
+      places[r - first] = order.place(r, SameAddress{});
+      indices[r] = static_cast<std::int64_t>(places[r - first].row);
+    }
     for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
-      (fields.prefetch(r, static_cast<std::uint64_t>(indices[r])), ...);
+      (fields.prefetch(places[r - first]), ...);
     const auto converters = std::make_tuple(RowConverter(fields.op)...);
     std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
     for (std::size_t r = first; r < last; ++r) {
-      if (r + gather_prefetch_rows < last) {
-        const auto ahead = static_cast<std::uint64_t>(indices[r + gather_prefetch_rows]);
-        (fields.prefetch(r + gather_prefetch_rows, ahead), ...);
-      }
-      const auto row = static_cast<std::uint64_t>(indices[r]);
+      if (r + gather_prefetch_rows < last)
+        (fields.prefetch(places[r + gather_prefetch_rows - first]), ...);
       std::apply(
-          [&](const auto&... convert) { (fields.copy_row(row, r, convert, scratch.data()), ...); },
+          [&](const auto&... convert) {
+            (fields.copy_row(places[r - first], r, convert, scratch.data()), ...);
+          },
           converters);
     }
   });

@@ -23,10 +23,6 @@ struct MappedRows {
   std::size_t row_elements;  ///< Elements of one row.
   const std::uint64_t* map;  ///< The dataset's stored row of each of the subset's.
 
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t /*position*/,
-                                                 std::uint64_t row) const noexcept {
-    return base + map[row] * row_elements;
-  }
   /// Where the row at `place` starts: its entry of the map read through `reach` (see
   /// `GatherRows`), as a kernel reads the space's memory.
   template <class Reach>

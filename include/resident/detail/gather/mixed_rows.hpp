@@ -2,10 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The gather source of a mixture: a field's rows where each source dataset stored them, the
-// source and row of each position computed from the mixture's table (its sources' rows, quotas
-// and first slots, then each field's base address per source), which lies in the space's memory
-// so that a kernel reads it as it reads the rows. Nothing in it grows with the rows.
+// Where the rows of a mixture's gathered batch lie: each position's source and row computed
+// once (`MixturePlaces`, the batch's order) from the mixture's table (its sources' rows, quotas
+// and first slots), then each field's row at that source's base address for the field
+// (`MixedRows`, the gather source). The table lies in the space's memory, read through the
+// kernel's reach as the rows are; nothing in it grows with the rows.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,46 +14,81 @@
 #include "resident/config.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/row_order.hpp"
+#include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/mixture_order.hpp"
 
 namespace resident::detail {
 
-/// @brief A gather source: the row at stored row `row` of a mixture (position
-/// `stored.row(row)` of its epoch) is row `sample.row` of source `sample.source`, at that
-/// source's base address for the field plus the row's elements.
+/// @brief The position of the epoch that each row of a mixture's data is: the data's rows are cut
+/// into `parts` contiguous parts (the longer first, as the shard geometry cuts them), and row
+/// `t` of part `p` is position `t * parts + p`, so that a round of the global sequence (a row of
+/// every part) is consecutive positions, and so is a global step: a period the size of the
+/// global batch is a step, partitioned or replicated, on any world size.
+struct PartInterleave {
+  std::uint64_t parts = 1;
+  std::uint64_t part_rows = 0;   ///< Rows of a shorter part.
+  std::uint64_t long_parts = 0;  ///< Parts with a row more: the first ones.
+
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t position(std::uint64_t row) const noexcept {
+    const std::uint64_t long_rows = long_parts * (part_rows + 1);
+    const bool longer = row < long_rows || part_rows == 0;  // (rows are below long_rows then)
+    const std::uint64_t part =
+        longer ? row / (part_rows + 1) : long_parts + (row - long_rows) / part_rows;
+    const std::uint64_t index = longer ? row % (part_rows + 1) : (row - long_rows) % part_rows;
+    return index * parts + part;  // the last round's (index == part_rows) only of longer parts
+  }
+};
+
+/// @brief The interleave of a dataset of `rows` rows cut by `geometry`.
+inline PartInterleave part_interleave(const ShardGeometry& geometry) noexcept {
+  const std::uint64_t parts = geometry.parts == 0 ? 1 : geometry.parts;
+  return {parts, geometry.total_rows / parts, geometry.total_rows % parts};
+}
+
+/// @brief The order of one gathered batch of a mixture: the row id at position `r` is the
+/// stored row `positions` gives; its place names the source (`slot`) and the source's row
+/// (`slot_row`) that the row's position of the epoch serves.
+struct MixturePlaces {
+  RowOrder positions;          ///< The batch's stored rows of the mixture.
+  const std::uint64_t* table;  ///< See `mixture_sample`.
+  MixtureKey key;              ///< The epoch's.
+  SourceMap stored;            ///< The rank's stored rows -> rows of the mixture's data.
+  PartInterleave interleave;   ///< Rows of the data -> positions of the epoch.
+
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t row(std::uint64_t r) const noexcept {
+    return positions.row(r);
+  }
+  template <class Reach>
+  [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r,
+                                                    const Reach& reach) const noexcept {
+    const std::uint64_t row = positions.row(r);
+    const MixtureSample sample =
+        mixture_sample(table, key, interleave.position(stored.row(row)), reach);
+    return {row, sample.source, sample.row};
+  }
+};
+
+/// @brief A gather source: a field's rows in the sources of a mixture, the row at `place` being
+/// row `place.slot_row` of source `place.slot` (see `MixturePlaces`).
 template <class T>
 struct MixedRows {
   using element_type = T;
-  const std::uint64_t* table;  ///< See `mixture_sample`.
   const std::uint64_t* bases;  ///< The field's stored row 0 of each source, as an address.
   std::size_t row_elements;    ///< Elements of one row.
-  MixtureKey key;              ///< The epoch's.
-  SourceMap stored;            ///< The rank's stored rows -> positions of the epoch.
 
-  /// Where stored row `row` starts, the table read through `reach`.
-  template <class Reach>
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* row_at(std::uint64_t row,
-                                                     const Reach& reach) const noexcept {
-    const MixtureSample sample = mixture_sample(table, key, stored.row(row), reach);
-    const std::uint64_t base = *reach(bases + sample.source, 1);
-    // NOLINTNEXTLINE(performance-no-int-to-ptr): the address the table was made from
-    return reinterpret_cast<const T*>(static_cast<std::uintptr_t>(base)) +
-           sample.row * row_elements;
-  }
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t /*position*/,
-                                                 std::uint64_t row) const noexcept {
-    return row_at(row, HostReach{});
-  }
-  /// Where the row at `place` starts, the table read through `reach` (see `GatherRows`).
+  /// Where the row at `place` starts, the source's base read through `reach`.
   template <class Reach>
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
                                                  const Reach& reach) const noexcept {
-    return row_at(place.row, reach);
+    const std::uint64_t base = *reach(bases + place.slot, 1);
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the address the table was made from
+    return reinterpret_cast<const T*>(static_cast<std::uintptr_t>(base)) +
+           place.slot_row * row_elements;
   }
   /// The same rows read as `Word`s (the copy kernels' unit; rows are a whole number of them).
   template <class Word>
   [[nodiscard]] MixedRows<Word> as() const noexcept {
-    return {table, bases, row_elements * sizeof(T) / sizeof(Word), key, stored};
+    return {bases, row_elements * sizeof(T) / sizeof(Word)};
   }
 };
 

@@ -19,15 +19,11 @@ struct StoredRows {
   using element_type = T;
   const T* base;
   std::size_t row_elements;
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t /*position*/,
-                                                 std::uint64_t row) const noexcept {
-    return base + row * row_elements;
-  }
   /// Where the row at `place` starts.
   template <class Reach>
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
                                                  const Reach& /*reach*/) const noexcept {
-    return at(0, place.row);
+    return base + place.row * row_elements;
   }
   /// The same rows read as `Word`s (the copy kernels' unit; rows are a whole number of them).
   template <class Word>

@@ -25,15 +25,12 @@ struct WindowRows {
   std::size_t stride;   ///< Elements from one window's start to the next's.
   std::size_t windows;  ///< Windows stored.
 
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t /*position*/,
-                                                 std::uint64_t row) const noexcept {
-    return base + (row < windows ? row : row % windows) * stride;
-  }
   /// Where the row at `place` starts.
   template <class Reach>
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
                                                  const Reach& /*reach*/) const noexcept {
-    return at(0, place.row);
+    const std::uint64_t row = place.row;
+    return base + (row < windows ? row : row % windows) * stride;
   }
   /// The largest power of two every row start is aligned to, in bytes: what limits the word a
   /// copy kernel may read (the rows' size limits it too).

@@ -38,6 +38,12 @@ struct ChunkRows {
   std::uint64_t slot[max_window_chunks] = {};         ///< Slot of each chunk of the window.
   std::uint64_t first_batch[max_window_chunks] = {};  ///< Its first dataset batch.
 
+  /// The place of position `r` (nothing is read through `reach`).
+  template <class Reach>
+  [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r,
+                                                    const Reach& /*reach*/) const noexcept {
+    return place(r);
+  }
   [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r) const noexcept {
     if (samples.size() == 0) return {straight.row(r), slot[0], slot_row + r};
     const std::uint64_t entry = samples(first + r);
@@ -70,12 +76,7 @@ struct ChunkSlotRows {
   const std::byte* direct = nullptr;  ///< The field's rows in host memory, or null.
   SourceMap source{};
 
-  [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(std::uint64_t position,
-                                                 std::uint64_t row) const noexcept {
-    // Direct rows lie where their ids say; slot rows where the batch position puts them.
-    return start(direct != nullptr ? RowPlace{row} : rows.place(position));
-  }
-  /// `start(place)`, as a kernel asks: nothing is read through `reach`.
+  /// `start(place)`: nothing is read through `reach`.
   template <class Reach>
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
                                                  const Reach& /*reach*/) const noexcept {
