@@ -93,9 +93,10 @@ struct MixtureKey {
   std::uint64_t sources = 0;
   std::uint64_t period = 0;
   std::uint64_t periods = 0;
-  std::uint64_t seed = 0;
   std::uint64_t epoch = 0;
   bool shuffled = false;
+  Permutation slots;   ///< The epoch's keys of the periods' slots, tweaked by the period.
+  Permutation passes;  ///< The epoch's keys of the sources' passes, tweaked by source and pass.
 };
 
 /// @brief The sample at `position` of the epoch `key` names, of the sources `table` describes:
@@ -109,9 +110,7 @@ template <class Reach>
                                                                 const Reach& reach) noexcept {
   const std::uint64_t index = position / key.period;  // of the period
   std::uint64_t slot = position % key.period;
-  if (key.shuffled)
-    slot = PermutationAccess::make(key.period, mix64(key.seed ^ 0x6d69787475726573ULL),
-                                   mix64(key.epoch) + index)(slot);
+  if (key.shuffled) slot = PermutationAccess::tweaked(key.slots, key.period, index, slot);
   const std::uint64_t* starts = table + 2 * key.sources;
   std::uint64_t low = 0, high = key.sources;  // the last source whose first slot is <= slot
   while (high - low > 1) {
@@ -124,14 +123,14 @@ template <class Reach>
   const std::uint64_t held = *reach(table + low, 1);
   const std::uint64_t quota = *reach(table + key.sources + low, 1);
   const std::uint64_t occurrence = index * quota + (slot - *reach(starts + low, 1));
-  const std::uint64_t served = key.periods * quota;  // in each epoch
   const auto source = static_cast<std::size_t>(low);
-  if (!key.shuffled)
+  if (!key.shuffled) {
+    const std::uint64_t served = key.periods * quota;  // in each epoch
     return {source, (mul_mod(key.epoch % held, served % held, held) + occurrence % held) % held};
-  const std::uint64_t passes = served / held + (served % held != 0 ? 1 : 0);
-  const Permutation pass = PermutationAccess::make(held, mix64(key.seed + mix64(low + 1)),
-                                                   key.epoch * passes + occurrence / held);
-  return {source, pass(occurrence % held)};
+  }
+  // Pass `occurrence / held` of the source in this epoch.
+  return {source, PermutationAccess::tweaked(key.passes, held, mix64(low + 1) ^ (occurrence / held),
+                                             occurrence % held)};
 }
 
 }  // namespace detail
@@ -226,8 +225,8 @@ class MixtureOrder {
     const std::vector<std::uint64_t> integral =
         counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest);
     quotas_ = detail::apportion(period_, integral);
-    check_quotas(shares, weighted ? std::vector<std::uint64_t>{}
-                                  : detail::apportion(samples, integral));
+    check_quotas(shares,
+                 weighted ? std::vector<std::uint64_t>{} : detail::apportion(samples, integral));
     table_ = rows_;
     table_.insert(table_.end(), quotas_.begin(), quotas_.end());
     // Each source's first slot of a period: the quotas before it, summed.
@@ -283,7 +282,14 @@ class MixtureOrder {
   [[nodiscard]] const std::vector<std::uint64_t>& impl_table() const noexcept { return table_; }
   [[nodiscard]] detail::MixtureKey impl_key(std::uint64_t seed, std::uint64_t epoch,
                                             bool shuffled) const noexcept {
-    return {rows_.size(), period_, periods_, seed, epoch, shuffled};
+    if (!shuffled) return {rows_.size(), period_, periods_, epoch, false, {}, {}};
+    return {rows_.size(),
+            period_,
+            periods_,
+            epoch,
+            true,
+            Permutation(period_, detail::mix64(seed ^ 0x6d69787475726573ULL), epoch),
+            Permutation(0, detail::mix64(seed ^ 0x7061737365730000ULL), epoch)};
   }
   /// @endcond
 
@@ -353,8 +359,8 @@ class MixtureOrder {
       }
       RESIDENT_EXPECTS(periods_ * quotas_[s] == served[s],
                        "source " + std::to_string(s) + " takes " + std::to_string(served[s]) +
-                           " samples an epoch, but " + std::to_string(periods_) +
-                           " periods of " + std::to_string(period_) + " serve it " +
+                           " samples an epoch, but " + std::to_string(periods_) + " periods of " +
+                           std::to_string(period_) + " serve it " +
                            std::to_string(periods_ * quotas_[s]) +
                            "; give a period that divides every source's samples in the same "
                            "proportions (or 0: one period), or give the sources weights");

@@ -73,10 +73,7 @@ class Permutation {
       std::uint64_t i) const noexcept {
     // A cycle of the network's domain may hold no index below n: walking one from i >= n
     // would never end.
-    if (i >= size_) return i;
-    std::uint64_t x = encrypt(i);
-    while (x >= size_) x = encrypt(x);  // cycle walking: ends, since i's cycle holds i < n
-    return x;
+    return walk(i, 0);
   }
 
  private:
@@ -90,25 +87,49 @@ class Permutation {
   }
   // The network for `n <= max_size`, keyed; callable in device code.
   RESIDENT_HOST_DEVICE constexpr Permutation(std::uint64_t n, std::uint64_t seed,
-                                             std::uint64_t epoch, Unchecked /*checked*/) noexcept
-      : size_(n) {
-    int bits = 2;
-    while (bits < 62 && (std::uint64_t{1} << bits) < n) ++bits;
-    bits += bits & 1;
-    half_bits_ = bits / 2;
-    half_mask_ = (std::uint64_t{1} << half_bits_) - 1;
+                                             std::uint64_t epoch, Unchecked /*checked*/) noexcept {
+    cover(n);
     const std::uint64_t stream = detail::mix64(seed) ^ detail::mix64(~epoch);
     for (int round = 0; round < rounds; ++round)
       keys_[round] =
           detail::mix64(stream + static_cast<std::uint64_t>(round) * 0x632be59bd9b4e019ULL);
   }
 
+  // The network's width for `[0, n)`: the smallest even number of bits, at least 2, that
+  // covers `n`.
+  RESIDENT_HOST_DEVICE constexpr void cover(std::uint64_t n) noexcept {
+    size_ = n;
+    int bits = 2;  // the bits of n - 1: at least 2, at most 62
+    if (n > 4) {
+#if defined(__CUDA_ARCH__)
+      bits = 64 - __clzll(static_cast<long long>(n - 1));
+#else
+      bits = 64 - __builtin_clzll(n - 1);
+#endif
+      bits = bits < 62 ? bits : 62;
+    }
+    bits += bits & 1;
+    half_bits_ = bits / 2;
+    half_mask_ = (std::uint64_t{1} << half_bits_) - 1;
+  }
+
+  // The index at position `i`, each round key xored with `mask` (0: the permutation itself).
+  [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t walk(
+      std::uint64_t i, std::uint64_t mask) const noexcept {
+    // A cycle of the network's domain may hold no index below n: walking one from i >= n
+    // would never end.
+    if (i >= size_) return i;
+    std::uint64_t x = encrypt(i, mask);
+    while (x >= size_) x = encrypt(x, mask);  // cycle walking: ends, since i's cycle holds i < n
+    return x;
+  }
+
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t encrypt(
-      std::uint64_t x) const noexcept {
+      std::uint64_t x, std::uint64_t mask) const noexcept {
     std::uint64_t left = x >> half_bits_;
     std::uint64_t right = x & half_mask_;
     for (int round = 0; round < rounds; ++round) {
-      const std::uint64_t next = left ^ (detail::mix64(right ^ keys_[round]) & half_mask_);
+      const std::uint64_t next = left ^ (detail::mix64(right ^ keys_[round] ^ mask) & half_mask_);
       left = right;
       right = next;
     }
@@ -129,6 +150,15 @@ struct PermutationAccess {
   [[nodiscard]] RESIDENT_HOST_DEVICE static constexpr Permutation make(
       std::uint64_t n, std::uint64_t seed, std::uint64_t epoch) noexcept {
     return Permutation(n, seed, epoch, Permutation::Unchecked{});
+  }
+  /// @brief Position `i` of `base`'s network over `[0, n)` with each round key xored with the
+  /// mix of `tweak`: a permutation of its own for each tweak, for one mix where keying one anew
+  /// takes thirteen (a mixture's order places every row through two of them).
+  [[nodiscard]] RESIDENT_HOST_DEVICE static constexpr std::uint64_t tweaked(
+      const Permutation& base, std::uint64_t n, std::uint64_t tweak, std::uint64_t i) noexcept {
+    Permutation tweaked = base;  // base's keys, the width for n
+    tweaked.cover(n);
+    return tweaked.walk(i, mix64(tweak));
   }
 };
 
