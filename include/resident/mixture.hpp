@@ -173,9 +173,9 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   }
   // A state saved under other shares, period or sources is of another order.
   [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
-    const std::vector<std::uint64_t>& table = order_.impl_table();
+    const std::vector<std::uint64_t>& words = order_.impl_table();
     return {std::accumulate(
-                table.begin(), table.end(),
+                words.begin(), words.end(),
                 detail::mix64(order_.period() ^ 0x6d6978ULL),  // "mix"
                 [](std::uint64_t hash, std::uint64_t word) { return detail::mix64(hash ^ word); }),
             false};

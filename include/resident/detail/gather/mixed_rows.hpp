@@ -61,10 +61,10 @@ struct MixturePlaces {
   template <class Reach>
   [[nodiscard]] RESIDENT_HOST_DEVICE RowPlace place(std::uint64_t r,
                                                     const Reach& reach) const noexcept {
-    const std::uint64_t row = positions.row(r);
+    const std::uint64_t id = positions.row(r);
     const MixtureSample sample =
-        mixture_sample(table, key, interleave.position(stored.row(row)), reach);
-    return {row, sample.source, sample.row};
+        mixture_sample(table, key, interleave.position(stored.row(id)), reach);
+    return {id, sample.source, sample.row};
   }
 };
 
