@@ -184,8 +184,9 @@ TYPED_TEST(MixtureEpochs, EveryGlobalStepHoldsEachSourcesShareOnAnyWorld) {
   for (const resident::Sharding sharding :
        {resident::Sharding::partitioned, resident::Sharding::replicated}) {
     for (const int world : {1, 2, 3}) {
-      const auto global = static_cast<std::uint64_t>(4 * world);
+      const std::uint64_t global = std::uint64_t{4} * static_cast<std::uint64_t>(world);
       std::vector<Mixture<TypeParam>> ranks;
+      ranks.reserve(static_cast<std::size_t>(world));
       for (int rank = 0; rank < world; ++rank) {
         DatasetOptions options = resident::testing::epoch_options(4, Remainder::drop);
         options.shard = {rank, world, 0};
@@ -199,6 +200,7 @@ TYPED_TEST(MixtureEpochs, EveryGlobalStepHoldsEachSourcesShareOnAnyWorld) {
       for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
         const EpochOptions options{3, 1, shuffle};
         std::vector<decltype(ranks[0].epoch(options))> epochs;
+        epochs.reserve(ranks.size());
         for (auto& rank : ranks) epochs.push_back(rank.epoch(options));
         ASSERT_GT(epochs[0].size(), 0u);
         for (std::size_t k = 0; k < epochs[0].size(); ++k) {
