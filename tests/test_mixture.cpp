@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -104,8 +105,8 @@ using MixtureEpochs = resident::testing::OverGatheringSpaces<Space>;
 TYPED_TEST_SUITE(MixtureEpochs, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
 
 // The matrix: shares (weights in periods, repeats and counts) x remainder x rank of 1 and 2
-// ranks x shuffle x transform, two epochs each: the batches of the dataset of the rows the
-// order serves, copied, bit for bit.
+// ranks x shuffle x transform (on one rank; on two, none), two epochs each: the batches of the
+// dataset of the rows the order serves, copied, bit for bit.
 TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrderNames) {
   const Sources sources;
   const auto datasets = datasets_of(this->space_, sources);
@@ -126,6 +127,10 @@ TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrde
           Mixture<TypeParam> mixture(refs(datasets), share, mix, options);
           for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
             for (const Transform transform : {Transform::none, Transform::all}) {
+              // A mixture's augmentations are keyed by position, a dataset's by row: they agree
+              // on one rank (AugmentationsAreTheSameOnEveryWorldSize checks the others against
+              // it).
+              if (world > 1 && transform == Transform::all) continue;
               SCOPED_TRACE(std::string(name) + ", rank " + std::to_string(rank) + " of " +
                            std::to_string(world) + ", " + resident::remainder_name(remainder) +
                            ", " + resident::testing::shuffle_name(shuffle) +
@@ -149,7 +154,7 @@ TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrde
       }
     }
   }
-  EXPECT_EQ(cells, 2u * 3 * 3 * 3 * 2);
+  EXPECT_EQ(cells, 2u * (3 * 3 * 2 + 2 * 3 * 3));
 }
 
 // Every period of the batches served holds each source's share exactly, under every shuffle.
@@ -215,6 +220,56 @@ TYPED_TEST(MixtureEpochs, EveryGlobalStepHoldsEachSourcesShareOnAnyWorld) {
               << resident::sharding_name(sharding) << ", world " << world << ", "
               << resident::testing::shuffle_name(shuffle) << ", step " << k;
         }
+      }
+    }
+  }
+}
+
+// A mixed row's augmentation is keyed by its position of the epoch: the same pixels on any world
+// size and sharding, as a dataset's rows have.
+TYPED_TEST(MixtureEpochs, AugmentationsAreTheSameOnEveryWorldSize) {
+  const Sources sources;
+  const auto datasets = datasets_of(this->space_, sources);
+  // Counts below the rows: each (source, row) comes once an epoch, and names its position.
+  const std::vector<MixtureShare> shares{MixtureShare::count(20), MixtureShare::count(20),
+                                         MixtureShare::count(8)};
+  using Served = std::map<std::pair<std::size_t, std::uint64_t>, std::vector<float>>;
+  const auto served = [&](int world, resident::Sharding sharding, Shuffle shuffle) {
+    Served rows;
+    for (int rank = 0; rank < world; ++rank) {
+      DatasetOptions options = resident::testing::epoch_options(
+          std::size_t{12} / static_cast<std::size_t>(world), Remainder::drop);
+      options.shard = {rank, world, 0};
+      options.sharding = sharding;
+      Mixture<TypeParam> mixture(refs(datasets), shares, MixtureOptions{12, 0}, options);
+      const EpochOptions epoch_options{5, 3, shuffle};
+      auto epoch = resident::testing::every_transform_epoch(mixture, epoch_options);
+      for (std::size_t k = 0; k < epoch.size(); ++k) {
+        const auto [x, y] = epoch.batch(k);
+        const auto pixels = resident::testing::read_back(mixture.space(), mixture.stream(), x);
+        const auto ids =
+            resident::testing::read_back(mixture.space(), mixture.stream(), epoch.batch_indices(k));
+        const std::size_t width = pixels.size() / ids.size();
+        for (std::size_t r = 0; r < ids.size(); ++r) {
+          const resident::MixtureSample sample =
+              mixture.sample(static_cast<std::size_t>(ids[r]), epoch_options);
+          const auto first = pixels.begin() + static_cast<std::ptrdiff_t>(r * width);
+          rows[{sample.source, sample.row}] =
+              std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width));
+        }
+      }
+    }
+    return rows;
+  };
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    const Served alone = served(1, resident::Sharding::partitioned, shuffle);
+    ASSERT_EQ(alone.size(), 48u);
+    for (const resident::Sharding sharding :
+         {resident::Sharding::partitioned, resident::Sharding::replicated}) {
+      for (const int world : {2, 3}) {
+        EXPECT_TRUE(served(world, sharding, shuffle) == alone)
+            << resident::sharding_name(sharding) << ", world " << world << ", "
+            << resident::testing::shuffle_name(shuffle);
       }
     }
   }
@@ -385,6 +440,12 @@ TYPED_TEST(MixtureEpochs, SourcesThatDoNotMixAreRefusedWhenTheMixtureIsMade) {
   const Dataset<TypeParam> other(this->space_, options, flat, five.y());  // rows of another shape
   refused({datasets[0], other}, {MixtureShare::weight(1), MixtureShare::weight(1)},
           "field 0 of dataset 1 has rows of shape");
+  DatasetOptions rank_one = options;
+  rank_one.shard = {1, 2, 0};
+  const Dataset<TypeParam> part(this->space_, rank_one, sources.images[0].x(),
+                                sources.images[0].y());
+  refused({datasets[0], part}, {MixtureShare::weight(1), MixtureShare::weight(1)},
+          "dataset 1 of the mixture is rank 1 of 2");
   Dataset<TypeParam> moved = std::move(datasets[2]);
   refused(refs(datasets), three, "dataset 2 of the mixture was moved from");
 }

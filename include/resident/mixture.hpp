@@ -74,8 +74,9 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   using sources_type = std::vector<std::reference_wrapper<const dataset_type>>;
 
   /// @brief `sources` in `shares` (one each), shaped by `mixture`, cut by `options`.
-  /// @throws InvalidArgument when there is no source, a source was moved from, or the sources
-  /// differ in space or row shapes (naming the first that differs), and for what
+  /// @throws InvalidArgument when there is no source, a source was moved from or is a rank's
+  /// part (made with a world size above 1), or the sources differ in space or row shapes
+  /// (naming the first that differs), and for what
   /// `MixtureOrder` and a dataset's options refuse; CapacityError when the table does not fit
   /// beside the reserve; CudaError when a CUDA call fails. Strong guarantee.
   Mixture(const sources_type& sources, const std::vector<MixtureShare>& shares,
@@ -113,6 +114,7 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   // What `Epoch` asks of a mixture (see owner_base.hpp): every batch gathered through the table,
   // in the order's positions.
   static constexpr const char* impl_holding = "the datasets it mixes";
+  static constexpr bool impl_interleaves = true;
   struct impl_pass_type {
     detail::EpochOrder order;
     detail::MixtureKey key;
@@ -209,6 +211,13 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                        "dataset " + std::to_string(s) +
                            " of the mixture was moved from and holds no rows; mix the dataset "
                            "it was moved to");
+      RESIDENT_EXPECTS(source.shard().world_size <= 1,
+                       "dataset " + std::to_string(s) + " of the mixture is rank " +
+                           std::to_string(source.shard().rank) + " of " +
+                           std::to_string(source.shard().world_size) +
+                           " and holds only its part of the rows; make the sources with the "
+                           "default DatasetOptions::shard (every row): the mixture's own options "
+                           "shard its epochs");
       RESIDENT_EXPECTS(source.space() == first.space(),
                        "dataset " + std::to_string(s) + " of the mixture lies in another space (" +
                            source.space().name() + ") than dataset 0 (" + first.space().name() +

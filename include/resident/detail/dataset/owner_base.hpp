@@ -33,6 +33,8 @@ class OwnerBase {
   }
   [[nodiscard]] static constexpr OrderKey impl_order_key() noexcept { return {}; }
   static constexpr bool impl_augments = true;  ///< Whether its rows take augmentations.
+  /// Whether its epoch's positions interleave its parts (a mixture's: see `PartInterleave`).
+  static constexpr bool impl_interleaves = false;
   template <class Pass>
   [[nodiscard]] static constexpr bool impl_gathers_some(const Pass& /*pass*/) noexcept {
     return false;

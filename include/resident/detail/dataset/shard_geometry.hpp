@@ -8,6 +8,7 @@
 
 #include "resident/dataset_options.hpp"
 #include "resident/detail/checked_math.hpp"
+#include "resident/detail/dataset/part_interleave.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/shard.hpp"
 
@@ -228,6 +229,12 @@ inline RowRange streamed_source_rows(const ShardGeometry& geometry,
                                      std::size_t source_rows) noexcept {
   if (geometry.pad_from_source_start) return {0, std::min(source_rows, geometry.stored_rows)};
   return {geometry.source_first, geometry.order_rows};
+}
+
+/// @brief The interleave of the rows of a dataset cut by `geometry` (see `PartInterleave`).
+inline PartInterleave part_interleave(const ShardGeometry& geometry) noexcept {
+  const std::uint64_t parts = geometry.parts == 0 ? 1 : geometry.parts;
+  return {parts, geometry.total_rows / parts, geometry.total_rows % parts};
 }
 
 }  // namespace resident::detail

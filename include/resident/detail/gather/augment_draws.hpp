@@ -12,6 +12,7 @@
 
 #include "resident/augment.hpp"
 #include "resident/config.hpp"
+#include "resident/detail/dataset/part_interleave.hpp"
 #include "resident/detail/philox.hpp"
 
 namespace resident::detail {
@@ -25,6 +26,9 @@ struct AugmentKey {
   /// Nonzero where stored row `r` is row `r % cycle` of the caller's data: a rank without rows
   /// of its own, whose padding repeats the caller's first rows (`first_row` is then 0).
   std::uint64_t cycle = 0;
+  /// A mixture's: its data's rows to positions of its epoch, which key the draws (the identity
+  /// for every other dataset).
+  PartInterleave interleave{};
 };
 
 /// Op numbers in the generator's counter: each op has its own stream.
@@ -52,11 +56,13 @@ RESIDENT_HOST_DEVICE constexpr PhiloxWords augment_words(const AugmentKey& key, 
       key.seed ^ ((key.epoch >> 32) * 0x9E3779B97F4A7C15ULL));
 }
 
-/// @brief The draws of stored row `row` (`key.first_row + row` of the caller's data).
+/// @brief The draws of stored row `row` (`key.first_row + row` of the caller's data; of a
+/// mixture, that row's position).
 RESIDENT_HOST_DEVICE constexpr SampleDraws draw_sample(const Augmentation& augmentation,
                                                        const AugmentKey& key,
                                                        std::uint64_t row) noexcept {
-  const std::uint64_t global_row = key.cycle != 0 ? row % key.cycle : key.first_row + row;
+  const std::uint64_t global_row =
+      key.interleave.position(key.cycle != 0 ? row % key.cycle : key.first_row + row);
   SampleDraws draws;
   if (augmentation.crop.pad != 0) {
     const PhiloxWords words = augment_words(key, global_row, AugmentOp::crop);

@@ -134,7 +134,7 @@ struct FieldTransforms {
   /// conversion's channels are laid out (`Normalize::with_layout`).
   /// @throws InvalidArgument when one does not fit, or when the conversion has another count
   /// of channels than the declared images.
-  void prepare(const DatasetLayout<fields>& layout, const EpochOptions& options) {
+  void prepare(const DatasetLayout<fields>& layout, const EpochOptions& options, bool interleaved) {
     if constexpr (!std::is_same_v<Augment, NoAugmentation>) {
       augment.augmentation.check(layout.row_elements[Augment::field]);
       using AugmentedOp = op_t<Conversion, Augment::field>;
@@ -148,6 +148,7 @@ struct FieldTransforms {
       key = geometry.pad_from_source_start
                 ? AugmentKey{options.seed, options.epoch, 0, layout.source_rows}
                 : AugmentKey{options.seed, options.epoch, geometry.source_first, 0};
+      if (interleaved) key.interleave = part_interleave(geometry);  // a mixture's positions
     }
     check_conversions(layout, std::make_index_sequence<fields>{});
   }

@@ -13,37 +13,12 @@
 
 #include "resident/config.hpp"
 #include "resident/detail/dataset/layout.hpp"
+#include "resident/detail/dataset/part_interleave.hpp"
 #include "resident/detail/dataset/row_order.hpp"
 #include "resident/detail/dataset/shard_geometry.hpp"
 #include "resident/mixture_order.hpp"
 
 namespace resident::detail {
-
-/// @brief The position of the epoch that each row of a mixture's data is: the data's rows are cut
-/// into `parts` contiguous parts (the longer first, as the shard geometry cuts them), and row
-/// `t` of part `p` is position `t * parts + p`, so that a round of the global sequence (a row of
-/// every part) is consecutive positions, and so is a global step: a period the size of the
-/// global batch is a step, partitioned or replicated, on any world size.
-struct PartInterleave {
-  std::uint64_t parts = 1;
-  std::uint64_t part_rows = 0;   ///< Rows of a shorter part.
-  std::uint64_t long_parts = 0;  ///< Parts with a row more: the first ones.
-
-  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t position(std::uint64_t row) const noexcept {
-    const std::uint64_t long_rows = long_parts * (part_rows + 1);
-    const bool longer = row < long_rows || part_rows == 0;  // (rows are below long_rows then)
-    const std::uint64_t part =
-        longer ? row / (part_rows + 1) : long_parts + (row - long_rows) / part_rows;
-    const std::uint64_t index = longer ? row % (part_rows + 1) : (row - long_rows) % part_rows;
-    return index * parts + part;  // the last round's (index == part_rows) only of longer parts
-  }
-};
-
-/// @brief The interleave of a dataset of `rows` rows cut by `geometry`.
-inline PartInterleave part_interleave(const ShardGeometry& geometry) noexcept {
-  const std::uint64_t parts = geometry.parts == 0 ? 1 : geometry.parts;
-  return {parts, geometry.total_rows / parts, geometry.total_rows % parts};
-}
 
 /// @brief The order of one gathered batch of a mixture: the row id at position `r` is the
 /// stored row `positions` gives; its place names the source (`slot`) and the source's row
