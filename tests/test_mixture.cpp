@@ -313,13 +313,10 @@ TYPED_TEST(MixtureEpochs, AnEpochResumesWhereItStoppedAndOtherSharesAreRefused) 
   for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
     SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
     const EpochOptions epoch_options{9, 3, shuffle};
+    resident::testing::expect_resumes_where_it_stopped(mixture, epoch_options, 5);
     auto epoch = mixture.epoch(epoch_options);
-    for (std::size_t k = 0; k < 5; ++k) (void)epoch.batch(k);
+    (void)epoch.batch(0);
     const resident::EpochState state = epoch.state();
-    auto rest = resident::testing::record_bytes(mixture, mixture.resume(epoch_options, state));
-    const auto whole = record(mixture, epoch_options, Transform::none);
-    ASSERT_EQ(rest.bytes.size() + 5, whole.bytes.size());
-    EXPECT_TRUE(std::equal(rest.bytes.begin(), rest.bytes.end(), whole.bytes.begin() + 5));
     Mixture<TypeParam> other(
         refs(datasets), {MixtureShare::weight(1), MixtureShare::weight(1), MixtureShare::weight(2)},
         MixtureOptions{16, 96}, options);

@@ -202,14 +202,7 @@ TYPED_TEST(SubsetEpochs, AnEpochResumesWhereItStopped) {
     for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
       SCOPED_TRACE(std::string(range ? "range, " : "list, ") +
                    resident::testing::shuffle_name(shuffle));
-      const EpochOptions options{9, 2, shuffle};
-      auto epoch = subset.epoch(options);
-      for (std::size_t k = 0; k < 5; ++k) (void)epoch.batch(k);
-      const resident::EpochState state = epoch.state();
-      auto rest = resident::testing::record_bytes(subset, subset.resume(options, state));
-      const auto plain_whole = record(subset, options, Transform::none);
-      ASSERT_EQ(rest.bytes.size() + 5, plain_whole.bytes.size());
-      EXPECT_TRUE(std::equal(rest.bytes.begin(), rest.bytes.end(), plain_whole.bytes.begin() + 5));
+      resident::testing::expect_resumes_where_it_stopped(subset, EpochOptions{9, 2, shuffle}, 5);
     }
   }
 }

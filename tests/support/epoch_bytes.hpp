@@ -5,6 +5,9 @@
 // Test support: an epoch of (features, labels) batches read back as bytes, so that two epochs
 // (of two datasets, spaces or option sets) compare bit for bit.
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -48,6 +51,19 @@ EpochBytes record_bytes(Dataset& ds, Epoch&& epoch) {
     out.labels.insert(out.labels.end(), labels.begin(), labels.begin() + y.valid_rows());
   }
   return out;
+}
+
+/// Stops `options`' epoch of `ds` after `stop` batches and resumes it from its state: the rest
+/// is the epoch's batches from `stop` on, bit for bit.
+template <class Dataset, class Options>
+void expect_resumes_where_it_stopped(Dataset& ds, const Options& options, std::size_t stop) {
+  auto epoch = ds.epoch(options);
+  for (std::size_t k = 0; k < stop; ++k) (void)epoch.batch(k);
+  const EpochBytes rest = record_bytes(ds, ds.resume(options, epoch.state()));
+  const EpochBytes whole = record_bytes(ds, ds.epoch(options));
+  ASSERT_EQ(rest.bytes.size() + stop, whole.bytes.size());
+  EXPECT_TRUE(std::equal(rest.bytes.begin(), rest.bytes.end(),
+                         whole.bytes.begin() + static_cast<std::ptrdiff_t>(stop)));
 }
 
 }  // namespace resident::testing
