@@ -8,6 +8,7 @@
 //
 //   train_tokens [--text PATH] [--suffix .py] [--bytes N] [--epochs N] [--batch B]
 //                [--window W] [--order K] [--rate R] [--seed S] [--device host|cuda|both]
+//                [--mix W1,W2 [--mix-text PATH] [--mix-suffix .h]]
 //
 // PATH is a file, or a directory whose files ending in `--suffix` are read recursively;
 // without it, the first /usr/lib/python3.* or /usr/local/lib/python3.* that holds .py files.
@@ -19,6 +20,13 @@
 // the unigram baseline (the training bytes' frequencies). Runs on the host (OpenBLAS) and on a
 // CUDA device (cuBLAS and the kernels of byte_lm_cuda.cu) when nvcc built it and one is
 // present.
+//
+// With `--mix W1,W2` the model is trained once, on a mixture of two sources in the weights
+// given: the text above, and a second text (`--mix-text`, files ending in `--mix-suffix`; by
+// default the C headers under /usr/include). Each source is read and held out as above, and
+// the training windows are a `resident::Mixture` of the two token datasets whose period is the
+// batch, so that every batch holds each source's exact share; the held-out cross-entropy is
+// printed per source beside its unigram baseline.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -29,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -47,6 +56,8 @@ namespace fs = std::filesystem;
 
 struct Arguments {
   std::string text, suffix = ".py", device = "both";
+  std::string mix, mix_text = "/usr/include", mix_suffix = ".h";  // --mix: weights, second text
+  std::array<double, 2> weights{};                                // --mix, parsed
   std::size_t bytes = 600000, epochs = 1, batch = 16, window = 64, order = 8;
   std::uint64_t seed = 1;
   float rate = 0.004f;
@@ -152,6 +163,19 @@ struct Path<resident::CudaSpace> {
 };
 #endif
 
+/// A model on `Space` whose kernels run on `stream` (the training set's).
+template <class Space, class Stream>
+typename Path<Space>::Model make_model(const Arguments& args, Stream stream) {
+  const examples::ByteLmShape shape{args.order, 16, 256, args.window, args.batch};
+  using Model = typename Path<Space>::Model;
+  if constexpr (std::is_same_v<Space, resident::HostSpace>) {
+    (void)stream;
+    return Model(shape, args.seed);
+  } else {
+    return Model(shape, args.seed, stream);
+  }
+}
+
 /// Held-out cross-entropy (bits per byte) after training from scratch on `shuffle` epochs, and
 /// the number of held-out windows it was measured on.
 struct Trained {
@@ -159,63 +183,73 @@ struct Trained {
   std::size_t windows = 0;
 };
 
+/// The options of every dataset here: `args.batch` windows a batch, and the remainder given.
+resident::DatasetOptions dataset_options(const Arguments& args, resident::Remainder remainder) {
+  resident::DatasetOptions options;
+  options.batch_size = args.batch;
+  options.remainder = remainder;
+  return options;
+}
+
+/// A token dataset of `tokens` in windows that tile the stream (stride = context), so that
+/// unshuffled batches are zero-copy views of it. The model predicts the positions with `order`
+/// bytes of context in the window: each window's first order - 1 targets are context only.
+template <class Space>
+resident::TokenDataset<Space, std::uint16_t> token_dataset(const Space& space,
+                                                           const std::vector<std::uint16_t>& tokens,
+                                                           const Arguments& args,
+                                                           resident::Remainder remainder) {
+  return {space, dataset_options(args, remainder), resident::TokenOptions{args.window},
+          resident::HostTensor<const std::uint16_t>(tokens.data(), {tokens.size()})};
+}
+
+/// Bits per byte of `model` on every window of `held_out`, read on `stream` (the model's).
+template <class Model, class Dataset, class Stream>
+double held_out_bits(Model& model, Dataset& held_out, Stream stream, std::uint64_t seed) {
+  // The held-out batches are served on held_out.stream() and read on the model's stream: wait
+  // orders the reads after the batch, release the batch's next use after the reads (both
+  // no-ops on the host and for views of a preloaded stream).
+  auto evaluation = held_out.epoch({seed, 0, resident::Shuffle::none});
+  for (std::size_t k = 0; k < evaluation.size(); ++k) {
+    const auto [x, y] = evaluation.batch(k);
+    evaluation.wait(k, stream);
+    model.evaluate(x.data(), y.data(), x.rows());
+    evaluation.release(k, stream);
+  }
+  const examples::LmTotals tested = model.take_totals();
+  return tested.loss / tested.predictions / std::log(2.0);
+}
+
+/// Trains `model` for one epoch of `train_set` and prints the training figures.
+template <class Model, class Dataset>
+void train_epoch(Model& model, Dataset& train_set, const resident::EpochOptions& options,
+                 examples::AdamStep& adam, const char* what) {
+  const auto start = Clock::now();
+  for (auto [x, y] : train_set.epoch(options)) {
+    model.train_step(x.data(), y.data(), x.rows(), adam);
+    ++adam.step;
+  }
+  const examples::LmTotals trained = model.take_totals();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("epoch %llu (%s): training %.3f bits/byte, %.3g predictions/s\n",
+              static_cast<unsigned long long>(options.epoch), what,
+              trained.loss / trained.predictions / std::log(2.0), trained.predictions / seconds);
+}
+
 template <class Space>
 Trained train(const Space& space, const Corpus& corpus, resident::Shuffle shuffle,
               const Arguments& args) {
-  using Dataset = resident::TokenDataset<Space, std::uint16_t>;
-  // Windows tile the stream (stride = context), so that unshuffled batches are zero-copy views
-  // of it. The model predicts the positions with `order` bytes of context in the window: each
-  // window's first order - 1 targets are context only.
-  const resident::TokenOptions windows{args.window};
-  resident::DatasetOptions options;
-  options.batch_size = args.batch;
-  options.remainder = resident::Remainder::drop;  // every training step a full batch
-  Dataset train_set(
-      space, options, windows,
-      resident::HostTensor<const std::uint16_t>(corpus.train.data(), {corpus.train.size()}));
-  options.remainder = resident::Remainder::partial;  // every held-out window scored
-  Dataset held_out(
-      space, options, windows,
-      resident::HostTensor<const std::uint16_t>(corpus.held_out.data(), {corpus.held_out.size()}));
-
-  const examples::ByteLmShape shape{args.order, 16, 256, args.window, args.batch};
-  using Model = typename Path<Space>::Model;
-#if defined(__CUDACC__) && RESIDENT_HAS_CUDA
-  Model model = [&]() -> Model {
-    if constexpr (std::is_same_v<Space, resident::CudaSpace>)
-      return Model(shape, args.seed, train_set.stream());
-    else
-      return Model(shape, args.seed);
-  }();
-#else
-  Model model(shape, args.seed);
-#endif
+  // Every training step a full batch; every held-out window scored.
+  auto train_set = token_dataset(space, corpus.train, args, resident::Remainder::drop);
+  auto held_out = token_dataset(space, corpus.held_out, args, resident::Remainder::partial);
+  auto model = make_model<Space>(args, train_set.stream());
   examples::AdamStep adam{args.rate};
   double bits = 0;
   for (std::size_t epoch = 0; epoch < args.epochs; ++epoch) {
-    const auto start = Clock::now();
-    for (auto [x, y] : train_set.epoch({args.seed, epoch, shuffle})) {
-      model.train_step(x.data(), y.data(), x.rows(), adam);
-      ++adam.step;
-    }
-    const examples::LmTotals trained = model.take_totals();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    // The held-out batches are served on held_out.stream() and read on the model's stream,
-    // train_set.stream(): wait orders the reads after the batch, release the batch's next
-    // use after the reads (both no-ops on the host and for views of a preloaded stream).
-    auto evaluation = held_out.epoch({args.seed, 0, resident::Shuffle::none});
-    for (std::size_t k = 0; k < evaluation.size(); ++k) {
-      const auto [x, y] = evaluation.batch(k);
-      evaluation.wait(k, train_set.stream());
-      model.evaluate(x.data(), y.data(), x.rows());
-      evaluation.release(k, train_set.stream());
-    }
-    const examples::LmTotals tested = model.take_totals();
-    bits = tested.loss / tested.predictions / std::log(2.0);
-    std::printf(
-        "epoch %zu (%s): training %.3f bits/byte, held-out %.3f bits/byte, %.3g predictions/s\n",
-        epoch, shuffle == resident::Shuffle::samples ? "samples" : "no shuffle",
-        trained.loss / trained.predictions / std::log(2.0), bits, trained.predictions / seconds);
+    train_epoch(model, train_set, {args.seed, epoch, shuffle}, adam,
+                shuffle == resident::Shuffle::samples ? "samples" : "no shuffle");
+    bits = held_out_bits(model, held_out, train_set.stream(), args.seed);
+    std::printf("epoch %zu: held-out %.3f bits/byte\n", epoch, bits);
   }
   return {bits, held_out.num_rows()};
 }
@@ -237,6 +271,51 @@ void train_and_report(const Space& space, const Corpus& corpus, const Arguments&
       space.name().c_str(), unigram, samples.bits, none.bits, unigram - samples.bits);
 }
 
+/// Trains one model on a mixture of the two corpora's training windows in `weights`, each batch
+/// holding each source's exact share, and prints each source's held-out bits beside its
+/// unigram baseline.
+template <class Space>
+void train_mixture(const Space& space, const std::array<Corpus, 2>& corpora,
+                   const std::array<double, 2>& weights, const Arguments& args) {
+  using Tokens = resident::TokenDataset<Space, std::uint16_t>;
+  const std::array<Tokens, 2> sources{
+      token_dataset(space, corpora[0].train, args, resident::Remainder::drop),
+      token_dataset(space, corpora[1].train, args, resident::Remainder::drop)};
+  // A period of one batch: every step holds each source's share. An epoch serves as many
+  // windows as the two sources hold.
+  resident::Mixture<Space, std::uint16_t, std::uint16_t> train_set(
+      {sources[0], sources[1]},
+      {resident::MixtureShare::weight(weights[0]), resident::MixtureShare::weight(weights[1])},
+      resident::MixtureOptions{args.batch, 0}, dataset_options(args, resident::Remainder::drop));
+  std::printf(
+      "train_tokens: on %s: a mixture of %zu and %zu training windows of %zu bytes; each batch "
+      "of %zu holds %llu of source 1 and %llu of source 2, %zu batches an epoch\n",
+      space.name().c_str(), sources[0].num_rows(), sources[1].num_rows(), args.window, args.batch,
+      static_cast<unsigned long long>(train_set.order().quota(0)),
+      static_cast<unsigned long long>(train_set.order().quota(1)), train_set.num_batches());
+  auto model = make_model<Space>(args, train_set.stream());
+  examples::AdamStep adam{args.rate};
+  for (std::size_t epoch = 0; epoch < args.epochs; ++epoch)
+    train_epoch(model, train_set, {args.seed, epoch, resident::Shuffle::samples}, adam, "mixture");
+  for (std::size_t s = 0; s < corpora.size(); ++s) {
+    auto held_out = token_dataset(space, corpora[s].held_out, args, resident::Remainder::partial);
+    const double bits = held_out_bits(model, held_out, train_set.stream(), args.seed);
+    const double unigram = unigram_bits(corpora[s].train, corpora[s].held_out, held_out.num_rows(),
+                                        args.window, args.order);
+    std::printf(
+        "train_tokens: %s: mixture source %zu (weight %.3g): held-out bits/byte: unigram %.2f, "
+        "model %.2f; gain over unigram %.2f bits/byte\n",
+        space.name().c_str(), s + 1, weights[s], unigram, bits, unigram - bits);
+  }
+}
+
+/// "W1,W2": the two weights of `--mix`.
+bool parse_weights(const std::string& text, std::array<double, 2>& weights) {
+  std::istringstream in(text);
+  char comma = 0;
+  return static_cast<bool>(in >> weights[0] >> comma >> weights[1]) && comma == ',' && in.eof();
+}
+
 bool parse(int argc, char** argv, Arguments& args) {
   const bool parsed = examples::Flags()
                           .add("text", args.text)
@@ -249,12 +328,28 @@ bool parse(int argc, char** argv, Arguments& args) {
                           .add("rate", args.rate)
                           .add("seed", args.seed)
                           .add("device", args.device)
+                          .add("mix", args.mix)
+                          .add("mix-text", args.mix_text)
+                          .add("mix-suffix", args.mix_suffix)
                           .parse(argc, argv);
-  return parsed && (args.device == "host" || args.device == "cuda" || args.device == "both") &&
+  return parsed && (args.mix.empty() || parse_weights(args.mix, args.weights)) &&
+         (args.device == "host" || args.device == "cuda" || args.device == "both") &&
          args.batch > 0 && args.order > 0 && args.window >= args.order;
 }
 
 }  // namespace
+
+/// The corpus of `path` (files ending in `suffix`), or none when no text is found there.
+bool read_text(const std::string& path, const std::string& suffix, std::size_t bytes,
+               Corpus& corpus) {
+  const Text text = find_text(path, suffix);
+  if (text.files.empty()) return false;
+  corpus = read_corpus(text.files, bytes);
+  std::printf("train_tokens: %zu bytes of %zu of the %zu files under %s\n",
+              corpus.train.size() + corpus.held_out.size(), corpus.files, text.files.size(),
+              text.root.c_str());
+  return true;
+}
 
 int main(int argc, char** argv) {
   Arguments args;
@@ -262,26 +357,35 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: train_tokens [--text PATH] [--suffix .py] [--bytes N] [--epochs N] "
                  "[--batch B] [--window W] [--order K] [--rate R] [--seed S] "
-                 "[--device host|cuda|both]\n");
+                 "[--device host|cuda|both] [--mix W1,W2 [--mix-text PATH] [--mix-suffix .h]]\n");
     return 2;
   }
   try {
-    const Text text = find_text(args.text, args.suffix);
-    if (text.files.empty()) {
+    std::array<Corpus, 2> corpora;
+    if (!read_text(args.text, args.suffix, args.bytes, corpora[0])) {
       std::printf(
           "train_tokens: skipped: no text found (no Python standard library sources); pass "
           "--text PATH\n");
       return 0;
     }
-    const Corpus corpus = read_corpus(text.files, args.bytes);
-    std::printf("train_tokens: %zu bytes of %zu of the %zu files under %s\n",
-                corpus.train.size() + corpus.held_out.size(), corpus.files, text.files.size(),
-                text.root.c_str());
-    if (args.device != "cuda") train_and_report(resident::HostSpace{}, corpus, args);
+    if (!args.mix.empty() && !read_text(args.mix_text, args.mix_suffix, args.bytes, corpora[1])) {
+      std::printf(
+          "train_tokens: skipped: no files ending in %s under %s to mix; pass --mix-text "
+          "PATH\n",
+          args.mix_suffix.c_str(), args.mix_text.c_str());
+      return 0;
+    }
+    const auto run = [&](const auto& space) {
+      if (args.mix.empty())
+        train_and_report(space, corpora[0], args);
+      else
+        train_mixture(space, corpora, args.weights, args);
+    };
+    if (args.device != "cuda") run(resident::HostSpace{});
     if (args.device == "host") return 0;
 #if defined(__CUDACC__) && RESIDENT_HAS_CUDA
     if (resident::CudaSpace::device_count() > 0) {
-      train_and_report(resident::CudaSpace{0}, corpus, args);
+      run(resident::CudaSpace{0});
       return 0;
     }
     std::printf("train_tokens: cuda: skipped: no CUDA device: the machine has none\n");

@@ -23,12 +23,14 @@
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/mixture.hpp"
+#include "resident/token_dataset.hpp"
 #include "support/epoch_bytes.hpp"
 #include "support/epoch_checks.hpp"
 #include "support/labelled_rows.hpp"
 #include "support/resume_checks.hpp"
 #include "support/small_images.hpp"
 #include "support/spaces.hpp"
+#include "support/token_checks.hpp"
 
 namespace {
 
@@ -287,8 +289,8 @@ TYPED_TEST(MixtureEpochs, AMixtureOutlivesItsSourcesAndAMoveEmptiesIt) {
   const auto expected = record(mixture, shuffled, Transform::all);
   datasets.reset();
   EXPECT_TRUE(record(mixture, shuffled, Transform::all) == expected);
-  EXPECT_EQ(mixture.bytes(),
-            std::size_t{3} * 5 * sizeof(std::uint64_t));  // 3 sources, 5 words each
+  // 3 sources, 7 words each: rows, quota and first slot; each field's base and pitch.
+  EXPECT_EQ(mixture.bytes(), std::size_t{3} * 7 * sizeof(std::uint64_t));
   auto epoch = mixture.epoch(shuffled);
   Mixture<TypeParam> taken = std::move(mixture);
   // NOLINTBEGIN(bugprone-use-after-move): what a moved-from mixture answers
@@ -352,6 +354,124 @@ TYPED_TEST(MixtureEpochs, BatchesAreTheHostsOnEverySpaceInAnyOrder) {
                 resident::testing::read_back(on_host.space(), on_host.stream(), hy))
           << "batch " << k;
     }
+  }
+}
+
+// Token datasets of one context and their own strides (tiling, overlapping by an odd number of
+// tokens, leaving gaps) mix as their windows: every epoch serves the batches of a dataset of the
+// (x, y) windows the order names, bit for bit, under every share, shuffle, remainder, rank and
+// conversion of either field.
+TYPED_TEST(MixtureEpochs, TokenMixturesServeTheWindowsTheirOrderNames) {
+  using Tokens = resident::TokenDataset<TypeParam, std::uint16_t>;
+  using TokenMixture = resident::Mixture<TypeParam, std::uint16_t, std::uint16_t>;
+  constexpr std::size_t context = 8;
+  const std::vector<std::pair<std::size_t, std::size_t>> streams{{300, 8}, {211, 5}, {97, 11}};
+  std::vector<std::vector<std::uint16_t>> tokens;
+  std::vector<Tokens> sources;
+  for (const auto& [length, stride] : streams) {
+    tokens.push_back(resident::testing::token_stream<std::uint16_t>(length));
+    sources.emplace_back(this->space_, resident::testing::epoch_options(16, Remainder::drop),
+                         resident::TokenOptions{context, stride},
+                         resident::HostTensor<const std::uint16_t>(
+                             tokens.back().data(), resident::Shape{tokens.back().size()}));
+  }
+  const typename TokenMixture::token_sources_type refs(sources.begin(), sources.end());
+  const std::vector<std::pair<std::vector<MixtureShare>, MixtureOptions>> shares{
+      {{MixtureShare::weight(0.5), MixtureShare::weight(0.3), MixtureShare::weight(0.2)},
+       MixtureOptions{10, 70}},
+      {{MixtureShare::repeat(0.5), MixtureShare::repeat(1.5), MixtureShare::count(3)}, {}}};
+  std::size_t cells = 0;
+  for (const auto& [share, mix] : shares) {
+    for (const int world : {1, 2}) {
+      for (int rank = 0; rank < world; ++rank) {
+        for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+          DatasetOptions options = resident::testing::epoch_options(6, remainder);
+          options.shard = {rank, world, 0};
+          TokenMixture mixture(refs, share, mix, options);
+          for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+            SCOPED_TRACE("rank " + std::to_string(rank) + " of " + std::to_string(world) + ", " +
+                         resident::remainder_name(remainder) + ", " +
+                         resident::testing::shuffle_name(shuffle));
+            const EpochOptions epoch_options{7, 1, shuffle};
+            std::vector<std::uint16_t> x, y;
+            const resident::detail::PartInterleave interleave{static_cast<std::uint64_t>(world),
+                                                              mixture.order().size() / world,
+                                                              mixture.order().size() % world};
+            for (std::uint64_t row = 0; row < mixture.order().size(); ++row) {
+              const resident::MixtureSample sample =
+                  mixture.order().at(interleave.position(row), epoch_options.seed,
+                                     epoch_options.epoch, shuffle != Shuffle::none);
+              const auto first =
+                  tokens[sample.source].begin() +
+                  static_cast<std::ptrdiff_t>(sample.row * streams[sample.source].second);
+              x.insert(x.end(), first, first + context);
+              y.insert(y.end(), first + 1, first + 1 + context);
+            }
+            const std::size_t rows = x.size() / context;
+            resident::DeviceDataset<TypeParam, std::uint16_t, std::uint16_t> reference(
+                this->space_, options,
+                resident::HostTensor<const std::uint16_t>(x.data(), {rows, context}),
+                resident::HostTensor<const std::uint16_t>(y.data(), {rows, context}));
+            EpochOptions positions = epoch_options;
+            if (shuffle == Shuffle::samples) positions.shuffle = Shuffle::none;
+            EXPECT_TRUE(resident::testing::record_bytes(mixture, mixture.epoch(epoch_options)) ==
+                        resident::testing::record_bytes(reference, reference.epoch(positions)));
+            const auto cast = resident::convert<1>(resident::Cast<std::int32_t>{});
+            const auto normalize = resident::convert<0>(resident::Normalize{0.5F, -1.0F});
+            EXPECT_TRUE(resident::testing::record_bytes(
+                            mixture, mixture.epoch(epoch_options, normalize, cast)) ==
+                        resident::testing::record_bytes(
+                            reference, reference.epoch(positions, normalize, cast)));
+            ++cells;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cells, 2u * 3 * 3 * 3);
+}
+
+// Token windows are not images: an augmentation of a token mixture is refused when its epoch
+// is made, as a token dataset's is when compiled.
+TEST(MixtureRefusals, AugmentationsOfTokenWindowsAreRefusedWhenTheEpochIsMade) {
+  const auto stream = resident::testing::token_stream<std::uint16_t>(200);
+  const DatasetOptions options = resident::testing::epoch_options(4, Remainder::drop);
+  const resident::TokenDataset<resident::HostSpace, std::uint16_t> tokens(
+      resident::HostSpace{}, options, resident::TokenOptions{8, 0},
+      resident::HostTensor<const std::uint16_t>(stream.data(), resident::Shape{stream.size()}));
+  resident::Mixture<resident::HostSpace, std::uint16_t, std::uint16_t> mixture(
+      {tokens, tokens}, {MixtureShare::weight(1), MixtureShare::weight(1)}, {}, options);
+  const auto flip =
+      resident::augment<0>(resident::ImageLayout::hwc(2, 4, 1), resident::RandomFlip{1.0});
+  try {
+    (void)mixture.epoch({1, 0, Shuffle::samples}, flip);
+    ADD_FAILURE() << "token windows augmented";
+  } catch (const resident::InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("token windows are not images"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(mixture.epoch({1, 0, Shuffle::samples}).size(), mixture.num_batches());
+}
+
+// Token datasets of another context are refused when the mixture is made, naming the source.
+TEST(MixtureRefusals, TokenDatasetsOfAnotherContextAreRefused) {
+  const auto stream = resident::testing::token_stream<std::uint16_t>(200);
+  const resident::HostTensor<const std::uint16_t> all(stream.data(),
+                                                      resident::Shape{stream.size()});
+  const DatasetOptions options = resident::testing::epoch_options(4, Remainder::drop);
+  const resident::TokenDataset<resident::HostSpace, std::uint16_t> eight(
+      resident::HostSpace{}, options, resident::TokenOptions{8, 0}, all);
+  const resident::TokenDataset<resident::HostSpace, std::uint16_t> nine(
+      resident::HostSpace{}, options, resident::TokenOptions{9, 0}, all);
+  try {
+    resident::Mixture<resident::HostSpace, std::uint16_t, std::uint16_t> mixture(
+        {eight, nine}, {MixtureShare::weight(1), MixtureShare::weight(1)}, {}, options);
+    ADD_FAILURE() << "a context of 9 mixed with one of 8";
+  } catch (const resident::InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("field 0 of dataset 1 has rows of shape (9,), dataset 0's (8,)"),
+              std::string::npos)
+        << error.what();
   }
 }
 

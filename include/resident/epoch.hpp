@@ -133,6 +133,7 @@ class Epoch : detail::ConsumerHold<Epoch<Owner, Conversion, Augment>,
         options_(options),
         transforms_{conversion, augment} {
     if (!lease_.valid()) return;  // every use throws, saying why; nothing to set up
+    if constexpr (!std::is_same_v<Augment, NoAugmentation>) dataset.impl_check_augmentation();
     transforms_.prepare(dataset.impl_core().layout(), options, Owner::impl_interleaves);
     gathers_ = always_gathers || !dataset.impl_views(options);
     const detail::EpochStart start =

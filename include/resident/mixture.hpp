@@ -3,8 +3,9 @@
 #pragma once
 
 /// @file
-/// @brief `Mixture<Space, Ts...>`: several `DeviceDataset`s served as one dataset, in the exact
-/// shares of a `MixtureOrder`, each batch gathered from where the datasets stored their rows.
+/// @brief `Mixture<Space, Ts...>`: several `DeviceDataset`s, or `TokenDataset`s, served as one
+/// dataset, in the exact shares of a `MixtureOrder`, each batch gathered from where the datasets
+/// stored their rows.
 
 #include <algorithm>
 #include <array>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -39,11 +41,55 @@
 #include "resident/mixture_order.hpp"
 #include "resident/permutation.hpp"
 #include "resident/shape.hpp"
+#include "resident/token_dataset.hpp"
 
 namespace resident {
 
-/// @brief Several `DeviceDataset`s of the same fields and row shapes, in one space, served as
-/// one dataset in the shares of a `MixtureOrder` (weights, repeats or counts): an epoch is the
+namespace detail {
+
+/// What a mixture of fields that are no token dataset's takes in place of token datasets: a
+/// type nothing converts to.
+struct NoTokenDataset {};
+/// The token dataset whose batches have the fields `Ts`: `TokenDataset<Space, T>` for `(T, T)`
+/// of a token type, `NoTokenDataset` otherwise.
+template <class Space, class... Ts>
+struct token_dataset_of {
+  using type = NoTokenDataset;
+};
+template <class Space, class T>
+struct token_dataset_of<Space, T, T> {
+  using type =
+      std::conditional_t<std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
+                             std::is_same_v<T, std::int32_t>,
+                         TokenDataset<Space, T>, NoTokenDataset>;
+};
+
+/// Where a source's rows of field `Field` lie: the address of its stored row 0, and the bytes
+/// from one row to the next.
+struct SourceRows {
+  std::uint64_t base = 0;
+  std::uint64_t pitch = 0;
+};
+template <std::size_t Field, class Space, class... Ts>
+SourceRows field_rows(const DeviceDataset<Space, Ts...>& source) noexcept {
+  const auto rows = source.template field<Field>();
+  return {reinterpret_cast<std::uintptr_t>(rows.data()),  // NOLINT: an address, for kernels
+          rows.row_shape().elements() * sizeof(typename decltype(rows)::element_type)};
+}
+// A token stream's windows: x from each window's start, y one token on.
+template <std::size_t Field, class Space, class T>
+SourceRows field_rows(const TokenDataset<Space, T>& source) noexcept {
+  return {reinterpret_cast<std::uintptr_t>(source.tokens().data() + Field),  // NOLINT: an address
+          source.stride() * sizeof(T)};
+}
+
+}  // namespace detail
+
+/// @brief Several `DeviceDataset`s of the same fields and row shapes, or several
+/// `TokenDataset`s of the same token type and context (`Mixture<Space, T, T>`), in one space,
+/// served as one dataset in the shares of a `MixtureOrder` (weights, repeats or counts): a token
+/// mixture's rows are its sources' windows, each source with its own stride, `y` one token on
+/// as a token dataset serves it, and it takes no augmentation. An epoch is the
 /// order's positions, cut by the mixture's own `DatasetOptions` (batch size, remainder,
 /// sharding, ring), with every epoch feature (conversions, augmentations, `resume`). No row is
 /// copied into a combined allocation: each batch is gathered, in one pass (one kernel per field
@@ -72,6 +118,11 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   using dataset_type = DeviceDataset<Space, Ts...>;  ///< What a mixture takes its rows from.
   /// @brief The datasets mixed, in the order the shares name them.
   using sources_type = std::vector<std::reference_wrapper<const dataset_type>>;
+  /// @brief The token datasets a mixture of fields `(T, T)` may take instead: `TokenDataset<Space,
+  /// T>` for a token type `T`, `detail::NoTokenDataset` (nothing) for other fields.
+  using token_dataset_type = typename detail::token_dataset_of<Space, Ts...>::type;
+  /// @brief The token datasets mixed, in the order the shares name them.
+  using token_sources_type = std::vector<std::reference_wrapper<const token_dataset_type>>;
 
   /// @brief `sources` in `shares` (one each), shaped by `mixture`, cut by `options`.
   /// @throws InvalidArgument when there is no source, a source was moved from or is a rank's
@@ -80,6 +131,12 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   /// `MixtureOrder` and a dataset's options refuse; CapacityError when the table does not fit
   /// beside the reserve; CudaError when a CUDA call fails. Strong guarantee.
   Mixture(const sources_type& sources, const std::vector<MixtureShare>& shares,
+          const MixtureOptions& mixture, const DatasetOptions& options)
+      : Mixture(sources, MixtureOrder(rows_of(sources), shares, mixture), options) {}
+  /// @brief Token datasets `sources` in `shares`, as the constructor above: their windows are
+  /// the rows, and they must have the same context (their strides may differ).
+  /// @throws what the constructor above throws, a context that differs naming the source.
+  Mixture(const token_sources_type& sources, const std::vector<MixtureShare>& shares,
           const MixtureOptions& mixture, const DatasetOptions& options)
       : Mixture(sources, MixtureOrder(rows_of(sources), shares, mixture), options) {}
 
@@ -115,6 +172,12 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   // in the order's positions.
   static constexpr const char* impl_holding = "the datasets it mixes";
   static constexpr bool impl_interleaves = true;
+  void impl_check_augmentation() const {
+    RESIDENT_EXPECTS(!windows_,
+                     "an augmentation was given for a mixture of token datasets: token windows "
+                     "are not images; give the epoch conversions only (convert<>(), e.g. "
+                     "Cast<std::int32_t>)");
+  }
   struct impl_pass_type {
     detail::EpochOrder order;
     detail::MixtureKey key;
@@ -165,8 +228,9 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   [[nodiscard]] auto impl_rows(const impl_pass_type& /*pass*/,
                                const impl_gathered& /*gathered*/) const noexcept {
     using T = std::tuple_element_t<Field, std::tuple<Ts...>>;
-    return detail::MixedRows<T>{table() + order_.sources() * (3 + Field),
-                                this->impl_core().layout().row_elements[Field]};
+    const std::uint64_t* bases = table() + order_.sources() * (3 + 2 * Field);
+    return detail::MixedRows<T>{bases, bases + order_.sources(),
+                                this->impl_core().layout().row_elements[Field], aligned_[Field]};
   }
   // The gathered batches lie in the rings alone.
   [[nodiscard]] std::shared_ptr<const void> impl_owner_of(const void* first,
@@ -185,14 +249,19 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   /// @endcond
 
  private:
-  Mixture(const sources_type& sources, MixtureOrder order, const DatasetOptions& options)
+  template <class Source>
+  Mixture(const std::vector<std::reference_wrapper<const Source>>& sources, MixtureOrder order,
+          const DatasetOptions& options)
       : detail::OwnerBase<Space, sizeof...(Ts)>(sources.front().get().impl_row_shapes()),
         order_(std::move(order)),
-        owners_(owners_of(sources)) {
+        owners_(owners_of(sources)),
+        windows_(std::is_same_v<Source, token_dataset_type>) {
     this->impl_core() = core_of(sources.front().get(), order_.size(), options);
+    std::vector<std::uint64_t> words = order_.impl_table();
+    append_rows(words, sources, std::index_sequence_for<Ts...>{});
     table_ = detail::space_words(
-        this->impl_core(), order_.sources() * (3 + num_fields), [&] { return table_of(sources); },
-        "the mixture's table", "lower DatasetOptions::reserve_bytes, or mix fewer sources");
+        this->impl_core(), words.size(), [&] { return words; }, "the mixture's table",
+        "lower DatasetOptions::reserve_bytes, or mix fewer sources");
   }
 
   // The table's words in the space: the order's, then each field's bases.
@@ -201,12 +270,14 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   }
 
   // The sources' rows, once they are checked to mix.
-  static std::vector<std::uint64_t> rows_of(const sources_type& sources) {
+  template <class Source>
+  static std::vector<std::uint64_t> rows_of(
+      const std::vector<std::reference_wrapper<const Source>>& sources) {
     RESIDENT_EXPECTS(!sources.empty(), "a mixture was given no datasets; give at least one");
-    const dataset_type& first = sources.front().get();
+    const Source& first = sources.front().get();
     std::vector<std::uint64_t> rows;
     for (std::size_t s = 0; s < sources.size(); ++s) {
-      const dataset_type& source = sources[s].get();
+      const Source& source = sources[s].get();
       RESIDENT_EXPECTS(!source.moved_from(),
                        "dataset " + std::to_string(s) +
                            " of the mixture was moved from and holds no rows; mix the dataset "
@@ -224,11 +295,13 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                            "): spaces are one when they compare equal (one device, one memory "
                            "resource, one budget); make every dataset with the same space");
       for (std::size_t field = 0; field < num_fields; ++field)
-        RESIDENT_EXPECTS(source.impl_row_shapes()[field] == first.impl_row_shapes()[field],
-                         "field " + std::to_string(field) + " of dataset " + std::to_string(s) +
-                             " has rows of shape " + source.impl_row_shapes()[field].to_string() +
-                             ", dataset 0's " + first.impl_row_shapes()[field].to_string() +
-                             "; mix datasets whose rows have the same shapes");
+        RESIDENT_EXPECTS(
+            source.impl_row_shapes()[field] == first.impl_row_shapes()[field],
+            "field " + std::to_string(field) + " of dataset " + std::to_string(s) +
+                " has rows of shape " + source.impl_row_shapes()[field].to_string() +
+                ", dataset 0's " + first.impl_row_shapes()[field].to_string() +
+                "; mix datasets whose rows have the same shapes (token datasets of the "
+                "same context)");
       rows.push_back(source.num_rows());
     }
     return rows;
@@ -236,8 +309,8 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   static constexpr std::array<std::size_t, num_fields> element_bytes{sizeof(Ts)...};
 
   // The core of a dataset of the order's positions, with the sources' row shapes.
-  static Core core_of(const dataset_type& first, std::uint64_t positions,
-                      const DatasetOptions& options) {
+  template <class Source>
+  static Core core_of(const Source& first, std::uint64_t positions, const DatasetOptions& options) {
     std::size_t row_bytes = 0;
     for (std::size_t field = 0; field < num_fields; ++field)
       row_bytes += first.impl_row_shapes()[field].elements() * element_bytes[field];
@@ -254,34 +327,42 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
     return Core(first.space(), options, detail::reserve_for(first.space(), options),
                 detail::make_layout<num_fields>(options, shapes, {sizeof(Ts)...}));
   }
-  static std::vector<std::shared_ptr<const void>> owners_of(const sources_type& sources) {
+  template <class Source>
+  static std::vector<std::shared_ptr<const void>> owners_of(
+      const std::vector<std::reference_wrapper<const Source>>& sources) {
     std::vector<std::shared_ptr<const void>> owners(sources.size());
     std::transform(sources.begin(), sources.end(), owners.begin(),
-                   [](const dataset_type& source) { return source.storage_owner(); });
+                   [](const Source& source) { return source.storage_owner(); });
     return owners;
   }
-  // The order's table, then each field's stored row 0 of each source, as addresses.
-  std::vector<std::uint64_t> table_of(const sources_type& sources) const {
-    std::vector<std::uint64_t> words = order_.impl_table();
-    append_bases(words, sources, std::index_sequence_for<Ts...>{});
-    return words;
-  }
-  template <std::size_t... Field>
-  static void append_bases(std::vector<std::uint64_t>& words, const sources_type& sources,
-                           std::index_sequence<Field...> /*fields*/) {
+  // After the order's table, each field's rows in each source: the bases, then the pitches;
+  // and the alignment every row start of the field keeps.
+  template <class Source, std::size_t... Field>
+  void append_rows(std::vector<std::uint64_t>& words,
+                   const std::vector<std::reference_wrapper<const Source>>& sources,
+                   std::index_sequence<Field...> /*fields*/) {
     const auto append = [&](auto field) {
-      std::transform(sources.begin(), sources.end(), std::back_inserter(words),
-                     [](const dataset_type& source) -> std::uint64_t {
-                       return reinterpret_cast<std::uintptr_t>(  // NOLINT: an address, for kernels
-                           source.template field<decltype(field)::value>().data());
-                     });
+      std::uint64_t bits = 0;
+      std::vector<std::uint64_t> pitches;
+      for (const Source& source : sources) {
+        const detail::SourceRows rows = detail::field_rows<decltype(field)::value>(source);
+        words.push_back(rows.base);
+        pitches.push_back(rows.pitch);
+        bits |= rows.base | rows.pitch;
+      }
+      words.insert(words.end(), pitches.begin(), pitches.end());
+      // The lowest set bit; rows of no bytes at no address are aligned to anything.
+      aligned_[decltype(field)::value] =
+          bits == 0 ? std::size_t{256} : static_cast<std::size_t>(bits & (~bits + 1));
     };
     (append(std::integral_constant<std::size_t, Field>{}), ...);
   }
 
   MixtureOrder order_;
   std::vector<std::shared_ptr<const void>> owners_;  // the sources' allocations
-  detail::Allocation<Space> table_;                  // the order's table and the bases
+  detail::Allocation<Space> table_;                  // the order's table, bases and pitches
+  std::array<std::size_t, num_fields> aligned_{};    // each field's rows' alignment
+  bool windows_ = false;                             // the rows are token windows
 };
 
 }  // namespace resident

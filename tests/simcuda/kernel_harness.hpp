@@ -17,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "resident/detail/cuda/error.hpp"
@@ -28,11 +30,20 @@ namespace resident::detail {
 
 /// Reaches device memory through the simulation's own mapping of it (host code cannot touch
 /// device addresses there), checking that the `count` elements the body touches lie in one
-/// live allocation: a kernel that strays out of its memory stops the test, naming the address,
-/// where on a device it would read a neighbour's bytes or fault at random.
+/// live allocation and that the first is aligned to its type: a kernel that strays out of its
+/// memory, or reads a word at an address not aligned to it, stops the test, naming the
+/// address, where on a device it would read a neighbour's bytes, fault at random, or fault
+/// with "misaligned address".
 struct SimulatedReach {
   template <class T>
   [[nodiscard]] T* operator()(T* pointer, std::uint64_t count) const noexcept {
+    if (reinterpret_cast<std::uintptr_t>(pointer) % alignof(T) != 0) {  // NOLINT: an address
+      std::fprintf(stderr,
+                   "simcuda: a kernel reached %zu-byte elements at %p, an address not aligned "
+                   "to them; a device faults there (misaligned address)\n",
+                   sizeof(T), static_cast<const void*>(pointer));
+      std::abort();
+    }
     return static_cast<T*>(
         resident::testing::simcuda::reach(pointer, static_cast<std::size_t>(count) * sizeof(T)));
   }

@@ -33,6 +33,9 @@ class OwnerBase {
   }
   [[nodiscard]] static constexpr OrderKey impl_order_key() noexcept { return {}; }
   static constexpr bool impl_augments = true;  ///< Whether its rows take augmentations.
+  /// Refuses, when an epoch is made, augmentations that its rows do not take though its type
+  /// does (a mixture's token windows).
+  static constexpr void impl_check_augmentation() noexcept {}
   /// Whether its epoch's positions interleave its parts (a mixture's: see `PartInterleave`).
   static constexpr bool impl_interleaves = false;
   template <class Pass>

@@ -4,9 +4,9 @@
 
 // Where the rows of a mixture's gathered batch lie: each position's source and row computed
 // once (`MixturePlaces`, the batch's order) from the mixture's table (its sources' rows, quotas
-// and first slots), then each field's row at that source's base address for the field
-// (`MixedRows`, the gather source). The table lies in the space's memory, read through the
-// kernel's reach as the rows are; nothing in it grows with the rows.
+// and first slots), then each field's row from that source's base address and row pitch for
+// the field (`MixedRows`, the gather source). The table lies in the space's memory, read through
+// the kernel's reach as the rows are; nothing in it grows with the rows.
 
 #include <cstddef>
 #include <cstdint>
@@ -44,26 +44,33 @@ struct MixturePlaces {
 };
 
 /// @brief A gather source: a field's rows in the sources of a mixture, the row at `place` being
-/// row `place.slot_row` of source `place.slot` (see `MixturePlaces`).
+/// row `place.slot_row` of source `place.slot` (see `MixturePlaces`). Each source has its own
+/// row pitch: a dataset's rows follow each other, a token stream's windows lie `stride` tokens
+/// apart and may overlap, so a row's start may be aligned to less than its size (`alignment`).
 template <class T>
 struct MixedRows {
   using element_type = T;
-  const std::uint64_t* bases;  ///< The field's stored row 0 of each source, as an address.
-  std::size_t row_elements;    ///< Elements of one row.
+  const std::uint64_t* bases;    ///< The field's stored row 0 of each source, as an address.
+  const std::uint64_t* pitches;  ///< Bytes from one of each source's rows to the next.
+  std::size_t row_elements;      ///< Elements of one row.
+  std::size_t aligned;           ///< See `alignment`.
 
-  /// Where the row at `place` starts, the source's base read through `reach`.
+  /// Where the row at `place` starts, the source's base and pitch read through `reach`.
   template <class Reach>
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* at(const RowPlace& place,
                                                  const Reach& reach) const noexcept {
-    const std::uint64_t base = *reach(bases + place.slot, 1);
+    const std::uint64_t start =
+        *reach(bases + place.slot, 1) + place.slot_row * *reach(pitches + place.slot, 1);
     // NOLINTNEXTLINE(performance-no-int-to-ptr): the address the table was made from
-    return reinterpret_cast<const T*>(static_cast<std::uintptr_t>(base)) +
-           place.slot_row * row_elements;
+    return reinterpret_cast<const T*>(static_cast<std::uintptr_t>(start));
   }
-  /// The same rows read as `Word`s (the copy kernels' unit; rows are a whole number of them).
+  /// The largest power of two every source's row starts are aligned to, in bytes: what limits
+  /// the word a copy kernel may read (the rows' size limits it too).
+  [[nodiscard]] std::size_t alignment() const noexcept { return aligned; }
+  /// The same rows read as `Word`s (see `alignment`: the caller checks that they are aligned).
   template <class Word>
   [[nodiscard]] MixedRows<Word> as() const noexcept {
-    return {bases, row_elements * sizeof(T) / sizeof(Word)};
+    return {bases, pitches, row_elements * sizeof(T) / sizeof(Word), aligned};
   }
 };
 
