@@ -37,6 +37,7 @@ namespace {
 using resident::DatasetOptions;
 using resident::EpochOptions;
 using resident::MixtureOptions;
+using resident::MixturePhase;
 using resident::MixtureShare;
 using resident::Remainder;
 using resident::Shuffle;
@@ -106,27 +107,39 @@ template <class Space>
 using MixtureEpochs = resident::testing::OverGatheringSpaces<Space>;
 TYPED_TEST_SUITE(MixtureEpochs, resident::testing::GatherSpaceTypes, resident::testing::SpaceName);
 
-// The matrix: shares (weights in periods, repeats and counts) x remainder x rank of 1 and 2
-// ranks x shuffle x transform (on one rank; on two, none), two epochs each: the batches of the
-// dataset of the rows the order serves, copied, bit for bit.
+// The matrix: shares (weights in periods, repeats and counts, weights with a phase in the
+// second epoch) x remainder x rank of 1 and 2 ranks x shuffle x transform (on one rank; on two,
+// none), two epochs each: the batches of the dataset of the rows the order serves, copied, bit
+// for bit.
 TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrderNames) {
   const Sources sources;
   const auto datasets = datasets_of(this->space_, sources);
-  const std::vector<std::pair<const char*, std::vector<MixtureShare>>> shares{
-      {"weights",
-       {MixtureShare::weight(0.5), MixtureShare::weight(0.3), MixtureShare::weight(0.2)}},
+  const std::vector<MixtureShare> weights{MixtureShare::weight(0.5), MixtureShare::weight(0.3),
+                                          MixtureShare::weight(0.2)};
+  struct Shares {
+    const char* name;
+    std::vector<MixtureShare> shares;
+    MixtureOptions mix;
+    std::vector<MixturePhase> phases;
+  };
+  const std::vector<Shares> shares{
+      {"weights", weights, MixtureOptions{10, 75}, {}},
       {"repeats and counts",
-       {MixtureShare::repeat(0.5), MixtureShare::repeat(2.5), MixtureShare::count(11)}}};
+       {MixtureShare::repeat(0.5), MixtureShare::repeat(2.5), MixtureShare::count(11)},
+       {},
+       {}},
+      {"weights and a phase",
+       weights,
+       MixtureOptions{10, 75},
+       {{1, 30, {MixtureShare::weight(0), MixtureShare::weight(1), MixtureShare::weight(3)}}}}};
   std::size_t cells = 0;
-  for (const auto& [name, share] : shares) {
-    const MixtureOptions mix =
-        name == std::string("weights") ? MixtureOptions{10, 75} : MixtureOptions{};
+  for (const auto& [name, share, mix, phases] : shares) {
     for (const int world : {1, 2}) {
       for (int rank = 0; rank < world; ++rank) {
         for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
           DatasetOptions options = resident::testing::epoch_options(8, remainder);
           options.shard = {rank, world, 0};
-          Mixture<TypeParam> mixture(refs(datasets), share, mix, options);
+          Mixture<TypeParam> mixture(refs(datasets), share, mix, options, phases);
           for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
             for (const Transform transform : {Transform::none, Transform::all}) {
               // A mixture's augmentations are keyed by position, a dataset's by row: they agree
@@ -156,7 +169,7 @@ TYPED_TEST(MixtureEpochs, EveryMixtureServesTheBatchesOfADatasetOfTheRowsItsOrde
       }
     }
   }
-  EXPECT_EQ(cells, 2u * (3 * 3 * 2 + 2 * 3 * 3));
+  EXPECT_EQ(cells, 3u * (3 * 3 * 2 + 2 * 3 * 3));
 }
 
 // Every period of the batches served holds each source's share exactly, under every shuffle.
@@ -289,8 +302,9 @@ TYPED_TEST(MixtureEpochs, AMixtureOutlivesItsSourcesAndAMoveEmptiesIt) {
   const auto expected = record(mixture, shuffled, Transform::all);
   datasets.reset();
   EXPECT_TRUE(record(mixture, shuffled, Transform::all) == expected);
-  // 3 sources, 7 words each: rows, quota and first slot; each field's base and pitch.
-  EXPECT_EQ(mixture.bytes(), std::size_t{3} * 7 * sizeof(std::uint64_t));
+  // 3 sources' rows; the shares' first period, and 3 quotas and first slots; each field's 3
+  // bases and pitches.
+  EXPECT_EQ(mixture.bytes(), std::size_t{3 + 1 + 6 + 2 * 6} * sizeof(std::uint64_t));
   auto epoch = mixture.epoch(shuffled);
   Mixture<TypeParam> taken = std::move(mixture);
   // NOLINTBEGIN(bugprone-use-after-move): what a moved-from mixture answers
@@ -323,6 +337,57 @@ TYPED_TEST(MixtureEpochs, AnEpochResumesWhereItStoppedAndOtherSharesAreRefused) 
         refs(datasets), {MixtureShare::weight(1), MixtureShare::weight(1), MixtureShare::weight(2)},
         MixtureOptions{16, 96}, options);
     EXPECT_THROW((void)other.resume(epoch_options, state), resident::InvalidArgument);
+  }
+}
+
+// A state resumes under a mixture that declares a phase beginning where the state stands or
+// later, serving that mixture's rest of the epoch; a phase beginning before it (under
+// Shuffle::batches, anywhere in its epoch: its batches come in any order) is refused.
+TYPED_TEST(MixtureEpochs, AStateResumesUnderPhasesThatBeginAfterItAndNoOthers) {
+  const Sources sources;
+  const auto datasets = datasets_of(this->space_, sources);
+  const DatasetOptions options = resident::testing::epoch_options(8, Remainder::pad);
+  const std::vector<MixtureShare> first{MixtureShare::weight(1), MixtureShare::weight(2),
+                                        MixtureShare::weight(1)};
+  const std::vector<MixtureShare> then{MixtureShare::weight(1), MixtureShare::weight(1),
+                                       MixtureShare::weight(2)};
+  const auto make = [&](const std::vector<MixturePhase>& phases) {
+    return Mixture<TypeParam>(refs(datasets), first, MixtureOptions{16, 96}, options, phases);
+  };
+  auto plain = make({});
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    SCOPED_TRACE(resident::testing::shuffle_name(shuffle));
+    const EpochOptions epoch_options{9, 3, shuffle};
+    auto epoch = plain.epoch(epoch_options);
+    constexpr std::size_t stop = 5;  // batches taken: 40 positions
+    for (std::size_t k = 0; k < stop; ++k) (void)epoch.batch(k);
+    const resident::EpochState state = epoch.state();
+    ASSERT_EQ(state.position(), 40U);
+    const auto rest_of = [&](Mixture<TypeParam>& mixture) {
+      auto whole = resident::testing::record_bytes(mixture, mixture.epoch(epoch_options));
+      whole.bytes.erase(whole.bytes.begin(), whole.bytes.begin() + stop);
+      whole.valid.erase(whole.valid.begin(), whole.valid.begin() + stop);
+      return whole;
+    };
+    const auto resumes = [&](Mixture<TypeParam>& mixture) {
+      EXPECT_TRUE(resident::testing::record_bytes(mixture, mixture.resume(epoch_options, state)) ==
+                  rest_of(mixture));
+    };
+    const auto refused = [&](Mixture<TypeParam>& mixture) {
+      EXPECT_THROW((void)mixture.resume(epoch_options, state), resident::InvalidArgument);
+    };
+    auto next_epoch = make({{4, 0, then}});
+    resumes(next_epoch);
+    EXPECT_TRUE(rest_of(next_epoch) == rest_of(plain)) << "a later phase changed epoch 3";
+    auto at_the_state = make({{3, 48, then}});
+    auto before_it = make({{3, 32, then}});
+    refused(before_it);
+    if (shuffle == Shuffle::batches) {
+      refused(at_the_state);
+    } else {
+      resumes(at_the_state);
+      EXPECT_FALSE(rest_of(at_the_state) == rest_of(plain)) << "the phase changed nothing";
+    }
   }
 }
 

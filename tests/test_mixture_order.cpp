@@ -19,6 +19,7 @@ namespace {
 
 using resident::MixtureOptions;
 using resident::MixtureOrder;
+using resident::MixturePhase;
 using resident::MixtureSample;
 using resident::MixtureShare;
 
@@ -67,6 +68,105 @@ TEST_P(MixtureShuffles, EveryPeriodHoldsEachSourcesLargestRemainderShare) {
     EXPECT_EQ(row_counts(samples, 0).size(), 500U);
     EXPECT_EQ(row_counts(samples, 1).size(), 1500U);
   }
+}
+
+// Phases take their quotas from the period they begin at on, in every period after; a source's
+// occurrences run on across a change, so that no row comes twice in a pass, and unshuffled its
+// rows carry on from epoch to epoch through every phase.
+TEST_P(MixtureShuffles, PhasesTakeTheirQuotasFromWhereTheyBeginAndPassesRunOn) {
+  const std::vector<std::uint64_t> rows{300, 500};
+  const MixtureOptions options{40, 400};
+  const MixtureOrder plain(rows, {MixtureShare::weight(0.25), MixtureShare::weight(0.75)}, options);
+  const MixtureOrder last(rows, {MixtureShare::weight(0.1), MixtureShare::weight(0.9)}, options);
+  const MixtureOrder order(
+      rows, {MixtureShare::weight(0.25), MixtureShare::weight(0.75)}, options,
+      {MixturePhase{1, 120, {MixtureShare::weight(1), MixtureShare::weight(1)}},
+       MixturePhase{2, 0, {MixtureShare::weight(0.1), MixtureShare::weight(0.9)}}});
+  ASSERT_EQ(order.phases(), 3U);
+  EXPECT_EQ(order.quota(0, 1), 20U);
+  EXPECT_EQ(order.quota(0, 2), 4U);
+  EXPECT_EQ(order.epoch_quota(0, 0), 100U);
+  EXPECT_EQ(order.epoch_quota(0, 1), 3 * 10U + 7 * 20U);
+  EXPECT_EQ(order.epoch_quota(1, 1), 3 * 30U + 7 * 20U);
+  EXPECT_EQ(order.epoch_quota(0, 7), 40U);
+  const bool shuffled = GetParam();
+  std::vector<std::uint64_t> carried(rows.size());  // unshuffled: where each source goes on
+  for (std::uint64_t epoch = 0; epoch < 4; ++epoch) {
+    const std::vector<MixtureSample> samples = epoch_samples(order, epoch, shuffled);
+    for (std::uint64_t period = 0; period < order.periods(); ++period) {
+      const std::size_t phase = epoch == 0 || (epoch == 1 && period < 3) ? 0 : epoch == 1 ? 1 : 2;
+      std::uint64_t first = 0;
+      for (std::uint64_t p = period * 40; p < (period + 1) * 40; ++p)
+        first += samples[p].source == 0 ? 1 : 0;
+      EXPECT_EQ(first, order.quota(0, phase)) << "epoch " << epoch << ", period " << period;
+    }
+    for (std::size_t source = 0; source < rows.size(); ++source) {
+      // Fewer samples than rows: one pass, no row twice.
+      const auto counts = row_counts(samples, source);
+      EXPECT_EQ(counts.size(), order.epoch_quota(source, epoch)) << "epoch " << epoch;
+      if (shuffled) continue;
+      std::uint64_t next = carried[source];
+      for (const MixtureSample& sample : samples) {
+        if (sample.source != source) continue;
+        EXPECT_EQ(sample.row, next) << "epoch " << epoch << ", source " << source;
+        next = (next + 1) % rows[source];
+      }
+      carried[source] = next;
+    }
+    // Before the first phase, the first shares' samples; after the last one began, with the
+    // same keys, the last shares' (unshuffled, the rows carried on differ).
+    for (std::uint64_t p = 0; p < order.size(); ++p) {
+      if (epoch == 0 || (epoch == 1 && p < 120)) {
+        EXPECT_EQ(samples[p], plain.at(p, seed, epoch, shuffled)) << epoch << " " << p;
+      }
+      if (epoch >= 2 && shuffled) {
+        EXPECT_EQ(samples[p], last.at(p, seed, epoch, true)) << epoch << " " << p;
+      }
+    }
+  }
+}
+
+// A phase is refused when it would serve another epoch, begins inside a period or past the
+// epoch, not after the phase before, or past what 64 bits count.
+TEST(MixturePhases, PhasesThatCannotBeginThereAreRefused) {
+  const std::vector<std::uint64_t> rows{30, 50};
+  const std::vector<MixtureShare> weights{MixtureShare::weight(1), MixtureShare::weight(1)};
+  const auto refused = [&](const std::vector<MixtureShare>& shares,
+                           const std::vector<MixturePhase>& phases, const std::string& says,
+                           const MixtureOptions& options = MixtureOptions{10, 80}) {
+    try {
+      const MixtureOrder order(rows, shares, options, phases);
+      ADD_FAILURE() << "not refused; expected: " << says;
+    } catch (const resident::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
+    }
+  };
+  refused(weights, {{0, 15, weights}}, "phase 1: it begins at position 15");
+  refused(weights, {{0, 80, weights}}, "phase 1: it begins at position 80");
+  refused(weights, {{0, 0, weights}}, "phase 1: it begins at epoch 0, position 0, not after");
+  refused(weights, {{2, 20, weights}, {2, 20, weights}}, "phase 2: it begins at epoch 2");
+  refused(weights, {{2, 20, weights}, {1, 70, weights}}, "phase 2: it begins at epoch 1");
+  refused(weights, {{std::numeric_limits<std::uint64_t>::max() / 4, 0, weights}},
+          "past 2^64 periods into the run");
+  refused(weights, {{1, 0, {MixtureShare::weight(1)}}}, "phase 1: a mixture was given 2 sources");
+  refused(weights, {{1, 0, {MixtureShare::weight(1), MixtureShare::weight(0.001)}}},
+          "phase 1: source 1's weight of 0.001000 gets no sample of a period of 10");
+  refused(weights, {{1, 0, {MixtureShare::repeat(1), MixtureShare::repeat(1)}}},
+          "phase 1: MixtureOptions::epoch_samples is 80, but the sources take repeats");
+  refused(weights, {{1, 0, {MixtureShare::repeat(1), MixtureShare::repeat(1)}}},
+          "phase 1: its shares serve 80 samples an epoch, the mixture's first shares 80",
+          MixtureOptions{10, 0});
+  const std::vector<MixtureShare> counts{MixtureShare::count(20), MixtureShare::count(20)};
+  refused(counts, {{1, 0, {MixtureShare::count(30), MixtureShare::count(20)}}},
+          "phase 1: its shares serve 50 samples an epoch, the mixture's first shares 40",
+          MixtureOptions{10, 0});
+  // The same counts in other proportions, from a later epoch: taken.
+  const MixtureOrder taken(rows, {MixtureShare::count(20), MixtureShare::count(20)}, {},
+                           {{3, 0, {MixtureShare::count(30), MixtureShare::count(10)}}});
+  EXPECT_EQ(taken.epoch_quota(0, 2), 20U);
+  EXPECT_EQ(taken.epoch_quota(0, 3), 30U);
+  EXPECT_THROW((void)taken.quota(0, 2), std::out_of_range);
+  EXPECT_THROW((void)taken.quota(2, 0), std::out_of_range);
 }
 
 TEST_P(MixtureShuffles, ARepeatOfTwoAndAHalfServesEachRowTwiceOrThreeTimes) {

@@ -137,8 +137,9 @@ class Epoch : detail::ConsumerHold<Epoch<Owner, Conversion, Augment>,
     transforms_.prepare(dataset.impl_core().layout(), options, Owner::impl_interleaves);
     gathers_ = always_gathers || !dataset.impl_views(options);
     const detail::EpochStart start =
-        resume != nullptr ? detail::EpochStateAccess::start(*resume, options, facts())
-                          : detail::EpochStart{};
+        resume != nullptr
+            ? detail::EpochStateAccess::start(*resume, options, facts(resume->position()))
+            : detail::EpochStart{};
     pass_ = dataset.impl_make_pass(lease_.watch(), options, start, gathers_);
     first_ = dataset.impl_order(pass_).first_batch;
     // Some datasets serve a view epoch's batches as views but for a few they must gather (a
@@ -304,7 +305,9 @@ class Epoch : detail::ConsumerHold<Epoch<Owner, Conversion, Augment>,
       throw std::out_of_range("resident: epoch state after " + std::to_string(batches) +
                               " batches asked of an epoch of " + std::to_string(size()) +
                               "; ask for at most size() batches");
-    return detail::EpochStateAccess::make(facts(), dataset_->impl_order(pass_), first_ + batches);
+    const detail::EpochOrder& order = dataset_->impl_order(pass_);
+    return detail::EpochStateAccess::make(facts(order.position(first_ + batches)), order,
+                                          first_ + batches);
   }
   /// @brief `state(b)`, `b` the batches handed to the loop so far: one past the highest batch
   /// `batch(k)` (or an iterator) gave. Batches a ring or a stream prepared ahead do not count.
@@ -337,15 +340,17 @@ class Epoch : detail::ConsumerHold<Epoch<Owner, Conversion, Augment>,
  private:
   static constexpr std::size_t no_batch = std::numeric_limits<std::size_t>::max();
 
-  // What the dataset's states say of it: its shape and the order's dependencies.
+  // What the dataset's states say of it, for a state that served `position` rows of the
+  // epoch: its shape and the order's dependencies.
   template <std::size_t... Field>
-  [[nodiscard]] detail::EpochFacts facts(std::index_sequence<Field...> /*fields*/) const {
+  [[nodiscard]] detail::EpochFacts facts(std::uint64_t position,
+                                         std::index_sequence<Field...> /*fields*/) const {
     return detail::epoch_facts<fields>(
         dataset_->impl_core().geometry(), dataset_->impl_row_shapes(),
-        {detail::element_kind<stored_t<Field>>()...}, dataset_->impl_order_key());
+        {detail::element_kind<stored_t<Field>>()...}, dataset_->impl_order_key(options_, position));
   }
-  [[nodiscard]] detail::EpochFacts facts() const {
-    return facts(std::make_index_sequence<fields>{});
+  [[nodiscard]] detail::EpochFacts facts(std::uint64_t position) const {
+    return facts(position, std::make_index_sequence<fields>{});
   }
 
   void check_index(std::size_t k) const {

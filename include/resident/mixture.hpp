@@ -14,7 +14,6 @@
 #include <functional>
 #include <iterator>
 #include <memory>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -91,7 +90,8 @@ SourceRows field_rows(const TokenDataset<Space, T>& source) noexcept {
 /// mixture's rows are its sources' windows, each source with its own stride, `y` one token on
 /// as a token dataset serves it, and it takes no augmentation. An epoch is the
 /// order's positions, cut by the mixture's own `DatasetOptions` (batch size, remainder,
-/// sharding, ring), with every epoch feature (conversions, augmentations, `resume`). No row is
+/// sharding, ring), with every epoch feature (conversions, augmentations, `resume`), and new
+/// shares from a position of the run on where it declares phases (`MixturePhase`). No row is
 /// copied into a combined allocation: each batch is gathered, in one pass (one kernel per field
 /// on CUDA, the copy team on the host), from where the datasets stored their rows, through a
 /// table of a few words per source in the space's memory (`bytes()`); nothing grows with
@@ -124,21 +124,27 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   /// @brief The token datasets mixed, in the order the shares name them.
   using token_sources_type = std::vector<std::reference_wrapper<const token_dataset_type>>;
 
-  /// @brief `sources` in `shares` (one each), shaped by `mixture`, cut by `options`.
+  /// @brief `sources` in `shares` (one each), shaped by `mixture`, cut by `options`; from
+  /// where each of `phases` begins, in its shares. A state resumes under a mixture that declares
+  /// phases beginning where the state stands or later (in a `Shuffle::batches` epoch, from a
+  /// later epoch: its batches come in any order), so that a run changes its weights from where
+  /// it stopped.
   /// @throws InvalidArgument when there is no source, a source was moved from or is a rank's
   /// part (made with a world size above 1), or the sources differ in space or row shapes
   /// (naming the first that differs), and for what
   /// `MixtureOrder` and a dataset's options refuse; CapacityError when the table does not fit
   /// beside the reserve; CudaError when a CUDA call fails. Strong guarantee.
   Mixture(const sources_type& sources, const std::vector<MixtureShare>& shares,
-          const MixtureOptions& mixture, const DatasetOptions& options)
-      : Mixture(sources, MixtureOrder(rows_of(sources), shares, mixture), options) {}
+          const MixtureOptions& mixture, const DatasetOptions& options,
+          const std::vector<MixturePhase>& phases = {})
+      : Mixture(sources, MixtureOrder(rows_of(sources), shares, mixture, phases), options) {}
   /// @brief Token datasets `sources` in `shares`, as the constructor above: their windows are
   /// the rows, and they must have the same context (their strides may differ).
   /// @throws what the constructor above throws, a context that differs naming the source.
   Mixture(const token_sources_type& sources, const std::vector<MixtureShare>& shares,
-          const MixtureOptions& mixture, const DatasetOptions& options)
-      : Mixture(sources, MixtureOrder(rows_of(sources), shares, mixture), options) {}
+          const MixtureOptions& mixture, const DatasetOptions& options,
+          const std::vector<MixturePhase>& phases = {})
+      : Mixture(sources, MixtureOrder(rows_of(sources), shares, mixture, phases), options) {}
 
   /// @brief Exchanges the contents of two mixtures; the epochs made from either before throw on
   /// their next use.
@@ -228,7 +234,8 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
   [[nodiscard]] auto impl_rows(const impl_pass_type& /*pass*/,
                                const impl_gathered& /*gathered*/) const noexcept {
     using T = std::tuple_element_t<Field, std::tuple<Ts...>>;
-    const std::uint64_t* bases = table() + order_.sources() * (3 + 2 * Field);
+    const std::uint64_t* bases =
+        table() + order_.impl_table().size() + order_.sources() * 2 * Field;
     return detail::MixedRows<T>{bases, bases + order_.sources(),
                                 this->impl_core().layout().row_elements[Field], aligned_[Field]};
   }
@@ -237,13 +244,13 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                                                           std::size_t bytes) const noexcept {
     return this->impl_rings().owner_of(first, bytes);
   }
-  // A state saved under other shares, period or sources is of another order.
-  [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
-    const std::vector<std::uint64_t>& words = order_.impl_table();
-    return {std::accumulate(
-                words.begin(), words.end(),
-                detail::mix64(order_.period() ^ 0x6d6978ULL),  // "mix"
-                [](std::uint64_t hash, std::uint64_t word) { return detail::mix64(hash ^ word); }),
+  // A state is of another order where the shares, period or sources' rows differ, or a phase
+  // that begins before the rows it served (in a `Shuffle::batches` epoch, before its end:
+  // its batches are served in any order); phases that begin after them may be new.
+  [[nodiscard]] detail::OrderKey impl_order_key(const EpochOptions& options,
+                                                std::uint64_t position) const noexcept {
+    return {order_.impl_hash(options.epoch,
+                             options.shuffle == Shuffle::batches ? order_.size() : position),
             false};
   }
   /// @endcond

@@ -72,6 +72,17 @@ struct MixtureOptions {
   std::uint64_t epoch_samples = 0;
 };
 
+/// @brief New shares of a mixture's sources from a position of the run on: from position
+/// `position` of epoch `epoch` (a whole number of periods into it), the sources take `shares`
+/// (of the same kind as the first shares, serving as many samples an epoch), until the next
+/// phase begins. A run that changes its weights declares one, so that what was served before
+/// stays what it was: a state saved before the phase begins resumes (see `Mixture`).
+struct MixturePhase {
+  std::uint64_t epoch = 0;           ///< The epoch the phase begins in.
+  std::uint64_t position = 0;        ///< Its position there: a multiple of the period.
+  std::vector<MixtureShare> shares;  ///< One per source, as the mixture's own.
+};
+
 /// @brief A position's sample: its source, and the row of that source.
 struct MixtureSample {
   std::size_t source = 0;  ///< Which source, in the order the mixture was given them.
@@ -94,15 +105,19 @@ struct MixtureKey {
   std::uint64_t period = 0;
   std::uint64_t periods = 0;
   std::uint64_t epoch = 0;
+  std::uint64_t first_period = 0;  ///< The run's period the epoch begins with (saturated).
+  std::uint64_t phase_first = 0;   ///< The phase the epoch begins in.
+  std::uint64_t phase_last = 0;    ///< The phase its last period is of.
   bool shuffled = false;
   Permutation slots;   ///< The epoch's keys of the periods' slots, tweaked by the period.
   Permutation passes;  ///< The epoch's keys of the sources' passes, tweaked by source and pass.
 };
 
 /// @brief The sample at `position` of the epoch `key` names, of the sources `table` describes:
-/// `key.sources` words of their rows, then of their quotas, then of their first slots, each
-/// read through `reach(pointer, count)` (a kernel's reach of the space's memory). The one
-/// definition of a mixture's order, on host and device (see `MixtureOrder`).
+/// `key.sources` words of their rows, then for each phase its first period of the run, and
+/// `key.sources` words of its quotas and of its first slots, each read through
+/// `reach(pointer, count)` (a kernel's reach of the space's memory). The one definition of a
+/// mixture's order, on host and device (see `MixtureOrder`).
 template <class Reach>
 [[nodiscard]] RESIDENT_HOST_DEVICE MixtureSample mixture_sample(const std::uint64_t* table,
                                                                 const MixtureKey& key,
@@ -111,7 +126,17 @@ template <class Reach>
   const std::uint64_t index = position / key.period;  // of the period
   std::uint64_t slot = position % key.period;
   if (key.shuffled) slot = PermutationAccess::tweaked(key.slots, key.period, index, slot);
-  const std::uint64_t* starts = table + 2 * key.sources;
+  const std::uint64_t* phases = table + key.sources;
+  const std::uint64_t words = 1 + 2 * key.sources;  // of a phase
+  // Where a phase begins, in periods of the epoch (0 for one that began before it).
+  const auto begins = [&](std::uint64_t phase) -> std::uint64_t {
+    const std::uint64_t first = *reach(phases + phase * words, 1);
+    return first > key.first_period ? first - key.first_period : 0;
+  };
+  std::uint64_t phase = key.phase_first;
+  while (phase < key.phase_last && begins(phase + 1) <= index) ++phase;
+  const std::uint64_t* quotas = phases + phase * words + 1;
+  const std::uint64_t* starts = quotas + key.sources;
   std::uint64_t low = 0, high = key.sources;  // the last source whose first slot is <= slot
   while (high - low > 1) {
     const std::uint64_t middle = low + (high - low) / 2;
@@ -120,13 +145,29 @@ template <class Reach>
     else
       high = middle;
   }
+  const auto quota_of = [&](std::uint64_t of) { return *reach(phases + of * words + 1 + low, 1); };
   const std::uint64_t held = *reach(table + low, 1);
-  const std::uint64_t quota = *reach(table + key.sources + low, 1);
-  const std::uint64_t occurrence = index * quota + (slot - *reach(starts + low, 1));
+  // The source's occurrence in the epoch: its quota in each period of the epoch before this
+  // one, phase by phase, then the slots before this one.
+  std::uint64_t occurrence =
+      (index - begins(phase)) * quota_of(phase) + (slot - *reach(starts + low, 1));
+  for (std::uint64_t earlier = key.phase_first; earlier < phase; ++earlier)
+    occurrence += (begins(earlier + 1) - begins(earlier)) * quota_of(earlier);
   const auto source = static_cast<std::size_t>(low);
   if (!key.shuffled) {
-    const std::uint64_t served = key.periods * quota;  // in each epoch
-    return {source, (mul_mod(key.epoch % held, served % held, held) + occurrence % held) % held};
+    // Rows carry on from the samples of the source served in the epochs before, mod its rows:
+    // the whole phases before the epoch's first, then that one's periods before the epoch.
+    std::uint64_t carried = 0;
+    for (std::uint64_t earlier = 0; earlier < key.phase_first; ++earlier) {
+      const std::uint64_t periods =
+          *reach(phases + (earlier + 1) * words, 1) - *reach(phases + earlier * words, 1);
+      carried = (carried + mul_mod(quota_of(earlier) % held, periods % held, held)) % held;
+    }
+    const std::uint64_t begun = *reach(phases + key.phase_first * words, 1) % held;
+    const std::uint64_t periods =  // (epoch * periods - begun) mod held, epoch * periods unbounded
+        (mul_mod(key.epoch % held, key.periods % held, held) + held - begun) % held;
+    carried = (carried + mul_mod(quota_of(key.phase_first) % held, periods, held)) % held;
+    return {source, (carried + occurrence % held) % held};
   }
   // Pass `occurrence / held` of the source in this epoch.
   return {source, PermutationAccess::tweaked(key.passes, held, mix64(low + 1) ^ (occurrence / held),
@@ -153,6 +194,11 @@ template <class Reach>
 /// serves other rows each epoch. Every figure is computed per position: nothing grows with the
 /// rows or the epochs, and the same `(seed, epoch)` gives the same samples on every run and
 /// platform (integer arithmetic only, after the shares).
+///
+/// Phases (`MixturePhase`) change the quotas from a period of the run on: each period takes
+/// the quotas of the phase it is of, and a source's occurrences run on across the change (its
+/// pass goes on; unshuffled, its rows carry on), so that no row comes twice in a pass there
+/// either. `quota(s, phase)` and `epoch_quota(s, epoch)` give the figures of each.
 /// @note Copyable; moved from, it is the order of no source (every figure 0, `at` throws).
 /// Thread-safe for concurrent const use.
 class MixtureOrder {
@@ -160,78 +206,57 @@ class MixtureOrder {
   /// @brief The order of no source (size 0).
   MixtureOrder() = default;
 
-  /// @brief The order of sources of `rows[s]` rows taking `shares[s]`, shaped by `options`.
-  /// @throws InvalidArgument, naming the source and the figure, for: no source, or a share per
-  /// source missing; weights mixed with repeats or counts; a weight or repeat negative, not
-  /// finite, or all zero; a source with no rows and a share; `epoch_samples` with repeats or
-  /// counts; a period, a source's rows or an epoch past `Permutation::max_size`; a period that
-  /// gives a source of a weight above 0 no sample, or that serves repeats and counts other
-  /// samples an epoch than they ask for.
+  /// @brief The order of sources of `rows[s]` rows taking `shares[s]`, shaped by `options`,
+  /// then the shares of each of `phases` from where it begins.
+  /// @throws InvalidArgument, naming the source (and the phase) and the figure, for: no source,
+  /// or a share per source missing; weights mixed with repeats or counts; a weight or repeat
+  /// negative, not finite, or all zero; a source with no rows and a share; `epoch_samples` with
+  /// repeats or counts; a period, a source's rows or an epoch past `Permutation::max_size`; a
+  /// period that gives a source of a weight above 0 no sample, or that serves repeats and
+  /// counts other samples an epoch than they ask for; a phase whose shares serve another
+  /// number of samples an epoch, that begins inside a period, past the epoch, not after the
+  /// phase before, or past 2^64 periods into the run.
   MixtureOrder(std::vector<std::uint64_t> rows, const std::vector<MixtureShare>& shares,
-               const MixtureOptions& options = {})
-      : rows_(std::move(rows)) {
-    RESIDENT_EXPECTS(!rows_.empty() && rows_.size() == shares.size(),
-                     "a mixture was given " + std::to_string(rows_.size()) + " sources and " +
-                         std::to_string(shares.size()) +
-                         " shares; give at least one source, and one share per source");
-    const bool weighted = shares.front().kind() == MixtureShare::Kind::weight;
-    std::vector<double> amounts(rows_.size());
-    bool counts_only = true;
-    for (std::size_t s = 0; s < rows_.size(); ++s) {
-      const MixtureShare& share = shares[s];
-      RESIDENT_EXPECTS((share.kind() == MixtureShare::Kind::weight) == weighted,
-                       "source " + std::to_string(s) + " takes a " + kind_name(share.kind()) +
-                           " and source 0 a " + kind_name(shares.front().kind()) +
-                           "; give every source a weight, or every source a repeat or a count");
-      RESIDENT_EXPECTS(std::isfinite(share.value()) && share.value() >= 0,
-                       "source " + std::to_string(s) + " takes a " + kind_name(share.kind()) +
-                           " of " + std::to_string(share.value()) +
-                           "; give a finite figure of at least 0");
-      RESIDENT_EXPECTS(rows_[s] <= Permutation::max_size,
-                       "source " + std::to_string(s) + " has " + std::to_string(rows_[s]) +
-                           " rows; a mixture's source has at most 2^62");
-      RESIDENT_EXPECTS(rows_[s] != 0 || share.value() == 0,
-                       "source " + std::to_string(s) + " has no rows but takes a " +
-                           kind_name(share.kind()) + " of " + std::to_string(share.value()) +
-                           "; give it a share of 0, or leave it out");
-      counts_only = counts_only && share.kind() == MixtureShare::Kind::count;
-      amounts[s] = share.kind() == MixtureShare::Kind::repeat
-                       ? share.value() * static_cast<double>(rows_[s])
-                       : share.value();
-    }
-    const double largest = *std::max_element(amounts.begin(), amounts.end());
-    RESIDENT_EXPECTS(largest > 0, std::string("every source's ") +
-                                      kind_name(shares.front().kind()) +
-                                      " is 0, so the mixture would serve nothing; give at least "
-                                      "one source a share above 0");
-    RESIDENT_EXPECTS(weighted || options.epoch_samples == 0,
-                     "MixtureOptions::epoch_samples is " + std::to_string(options.epoch_samples) +
-                         ", but the sources take repeats or counts, which fix the epoch; leave "
-                         "it 0, or give the sources weights");
-    const std::uint64_t samples = weighted ? weighted_samples(options.epoch_samples)
-                                           : absolute_samples(shares, amounts, counts_only);
-    RESIDENT_EXPECTS(samples <= Permutation::max_size,
-                     "the mixture's epoch is " + std::to_string(samples) +
-                         " samples; give MixtureOptions::epoch_samples of at most 2^62");
-    period_ = options.period != 0 ? options.period : samples;
+               const MixtureOptions& options = {}, const std::vector<MixturePhase>& phases = {})
+      : sources_(rows.size()), table_(std::move(rows)) {
+    const Amounts first = amounts_of(shares, options, "");
+    period_ = options.period != 0 ? options.period : first.samples;
     RESIDENT_EXPECTS(period_ <= Permutation::max_size, "the mixture's period is " +
                                                            std::to_string(period_) +
                                                            " samples; give one of at most 2^62");
-    periods_ = samples / period_ + (samples % period_ != 0 ? 1 : 0);
+    periods_ = first.samples / period_ + (first.samples % period_ != 0 ? 1 : 0);
     RESIDENT_EXPECTS(periods_ <= Permutation::max_size / period_,
                      "an epoch of " + std::to_string(periods_) + " periods of " +
                          std::to_string(period_) +
                          " samples is past 2^62 samples; give fewer epoch samples");
-    const std::vector<std::uint64_t> integral =
-        counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest);
-    quotas_ = detail::apportion(period_, integral);
-    check_quotas(shares,
-                 weighted ? std::vector<std::uint64_t>{} : detail::apportion(samples, integral));
-    table_ = rows_;
-    table_.insert(table_.end(), quotas_.begin(), quotas_.end());
-    // Each source's first slot of a period: the quotas before it, summed.
-    table_.push_back(0);
-    std::partial_sum(quotas_.begin(), quotas_.end() - 1, std::back_inserter(table_));
+    add_phase(0, shares, first, "");
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      const MixturePhase& phase = phases[i];
+      const std::string where = "phase " + std::to_string(i + 1) + ": ";
+      const Amounts amounts = amounts_of(phase.shares, options, where);
+      RESIDENT_EXPECTS(amounts.samples == first.samples && amounts.weighted == first.weighted,
+                       where + "its shares serve " + std::to_string(amounts.samples) +
+                           " samples an epoch, the mixture's first shares " +
+                           std::to_string(first.samples) +
+                           "; give every phase shares of the same kind that serve as many "
+                           "samples (weights do, with MixtureOptions::epoch_samples)");
+      RESIDENT_EXPECTS(phase.position % period_ == 0 && phase.position < size(),
+                       where + "it begins at position " + std::to_string(phase.position) +
+                           " of an epoch of " + std::to_string(size()) + " samples in periods of " +
+                           std::to_string(period_) +
+                           "; give a position of the epoch that is a multiple of the period");
+      const std::uint64_t into = phase.position / period_;
+      RESIDENT_EXPECTS(phase.epoch <= (std::numeric_limits<std::uint64_t>::max() - into) / periods_,
+                       where + "it begins in epoch " + std::to_string(phase.epoch) +
+                           ", past 2^64 periods into the run; give an earlier epoch");
+      const std::uint64_t begins = phase.epoch * periods_ + into;
+      RESIDENT_EXPECTS(begins > table_[phase_word(phases_ - 1)],
+                       where + "it begins at epoch " + std::to_string(phase.epoch) + ", position " +
+                           std::to_string(phase.position) +
+                           ", not after the phase before; give the phases in the order they "
+                           "begin, each after the one before");
+      add_phase(begins, phase.shares, amounts, where);
+    }
   }
 
   /// @brief A copy: the same samples at every position.
@@ -248,20 +273,40 @@ class MixtureOrder {
   ~MixtureOrder() = default;
 
   /// @brief Sources mixed.
-  [[nodiscard]] std::size_t sources() const noexcept { return rows_.size(); }
+  [[nodiscard]] std::size_t sources() const noexcept { return sources_; }
   /// @brief Rows of source `source`.
-  [[nodiscard]] std::uint64_t rows(std::size_t source) const { return rows_.at(source); }
+  /// @throws std::out_of_range when `source >= sources()`.
+  [[nodiscard]] std::uint64_t rows(std::size_t source) const {
+    return table_[checked_source(source)];
+  }
   /// @brief Samples per epoch: `periods() * period()` (0 for the order of no source).
   [[nodiscard]] std::uint64_t size() const noexcept { return periods_ * period_; }
   /// @brief Samples per period (M).
   [[nodiscard]] std::uint64_t period() const noexcept { return period_; }
   /// @brief Periods per epoch.
   [[nodiscard]] std::uint64_t periods() const noexcept { return periods_; }
-  /// @brief Samples of source `source` in each period.
-  [[nodiscard]] std::uint64_t quota(std::size_t source) const { return quotas_.at(source); }
-  /// @brief Samples of source `source` in each epoch: `periods() * quota(source)`.
-  [[nodiscard]] std::uint64_t epoch_quota(std::size_t source) const {
-    return periods_ * quotas_.at(source);
+  /// @brief Share sets: the first shares, then one per `MixturePhase` (0 when moved from).
+  [[nodiscard]] std::size_t phases() const noexcept { return phases_; }
+  /// @brief Samples of source `source` in each period of phase `phase` (0: the first shares').
+  /// @throws std::out_of_range when `source >= sources()` or `phase >= phases()`.
+  [[nodiscard]] std::uint64_t quota(std::size_t source, std::size_t phase = 0) const {
+    if (phase >= phases_)
+      throw std::out_of_range("resident: mixture phase " + std::to_string(phase) +
+                              " is out of range; the mixture has " + std::to_string(phases_) +
+                              " share sets; use one below that");
+    return table_[phase_word(phase) + 1 + checked_source(source)];
+  }
+  /// @brief Samples of source `source` in epoch `epoch`: `periods() * quota(source)` where no
+  /// phase begins, the periods of each phase in it times its quota where one does.
+  /// @throws std::out_of_range when `source >= sources()`.
+  [[nodiscard]] std::uint64_t epoch_quota(std::size_t source, std::uint64_t epoch = 0) const {
+    const detail::MixtureKey key = impl_key(0, epoch, false);
+    std::uint64_t samples = 0;
+    for (std::uint64_t phase = key.phase_first; phase <= key.phase_last; ++phase) {
+      const std::uint64_t to = phase == key.phase_last ? periods_ : within(key, phase + 1);
+      samples += (to - within(key, phase)) * quota(source, static_cast<std::size_t>(phase));
+    }
+    return samples;
   }
 
   /// @brief The sample at position `position` of epoch `epoch` (`shuffled`: under the
@@ -282,22 +327,142 @@ class MixtureOrder {
   [[nodiscard]] const std::vector<std::uint64_t>& impl_table() const noexcept { return table_; }
   [[nodiscard]] detail::MixtureKey impl_key(std::uint64_t seed, std::uint64_t epoch,
                                             bool shuffled) const noexcept {
-    if (!shuffled) return {rows_.size(), period_, periods_, epoch, false, {}, {}};
-    return {rows_.size(),
-            period_,
-            periods_,
-            epoch,
-            true,
-            Permutation(period_, detail::mix64(seed ^ 0x6d69787475726573ULL), epoch),
-            Permutation(0, detail::mix64(seed ^ 0x7061737365730000ULL), epoch)};
+    detail::MixtureKey key{sources_, period_, periods_, epoch, 0, 0, 0, shuffled, {}, {}};
+    if (phases_ == 0) return key;
+    key.first_period = epoch <= std::numeric_limits<std::uint64_t>::max() / periods_
+                           ? epoch * periods_
+                           : std::numeric_limits<std::uint64_t>::max();
+    // The phases whose first period is at most the epoch's first, then its last.
+    const auto last_begun = [&](std::uint64_t period) {
+      std::uint64_t phase = 0;
+      while (phase + 1 < phases_ && table_[phase_word(phase + 1)] <= period) ++phase;
+      return phase;
+    };
+    key.phase_first = last_begun(key.first_period);
+    key.phase_last = last_begun(
+        key.first_period +
+        std::min(periods_ - 1, std::numeric_limits<std::uint64_t>::max() - key.first_period));
+    if (shuffled) {
+      key.slots = Permutation(period_, detail::mix64(seed ^ 0x6d69787475726573ULL), epoch);
+      key.passes = Permutation(0, detail::mix64(seed ^ 0x7061737365730000ULL), epoch);
+    }
+    return key;
+  }
+  // What a state of epoch `epoch` that served positions below `position` depends on: the
+  // rows, the period, and every phase that begins before it (always the first shares).
+  [[nodiscard]] std::uint64_t impl_hash(std::uint64_t epoch,
+                                        std::uint64_t position) const noexcept {
+    std::uint64_t hash = detail::mix64(period_ ^ 0x6d6978ULL);  // "mix"
+    for (std::size_t s = 0; s < sources_; ++s) hash = detail::mix64(hash ^ table_[s]);
+    const std::uint64_t served = position / std::max<std::uint64_t>(period_, 1) +
+                                 (position % std::max<std::uint64_t>(period_, 1) != 0 ? 1 : 0);
+    for (std::size_t phase = 0; phase < phases_; ++phase) {
+      const std::uint64_t begins = table_[phase_word(phase)];
+      const bool before = phase == 0 || begins / periods_ < epoch ||
+                          (begins / periods_ == epoch && begins % periods_ < served);
+      if (!before) break;
+      for (std::size_t word = 0; word < 1 + 2 * sources_; ++word)
+        hash = detail::mix64(hash ^ table_[phase_word(phase) + word]);
+    }
+    return hash;
   }
   /// @endcond
 
  private:
+  // A source's amounts of one share set, once checked: as integers in the same proportions,
+  // and the samples an epoch they make.
+  struct Amounts {
+    std::vector<std::uint64_t> integral;
+    std::vector<std::uint64_t> served;  // repeats' and counts' samples an epoch; none for weights
+    std::uint64_t samples = 0;
+    bool weighted = false;
+  };
+
+  [[nodiscard]] std::size_t phase_word(std::size_t phase) const noexcept {
+    return sources_ + phase * (1 + 2 * sources_);
+  }
+  [[nodiscard]] std::size_t checked_source(std::size_t source) const {
+    if (source >= sources_)
+      throw std::out_of_range("resident: mixture source " + std::to_string(source) +
+                              " is out of range; the mixture has " + std::to_string(sources_) +
+                              " sources; use one below that");
+    return source;
+  }
+  // Where phase `phase` begins in the epoch of `key`, in its periods (0: before it).
+  [[nodiscard]] std::uint64_t within(const detail::MixtureKey& key, std::uint64_t phase) const {
+    const std::uint64_t begins = table_[phase_word(static_cast<std::size_t>(phase))];
+    return begins > key.first_period ? begins - key.first_period : 0;
+  }
+
+  // Checks one share set and makes its amounts.
+  [[nodiscard]] Amounts amounts_of(const std::vector<MixtureShare>& shares,
+                                   const MixtureOptions& options, const std::string& where) const {
+    RESIDENT_EXPECTS(sources_ != 0 && sources_ == shares.size(),
+                     where + "a mixture was given " + std::to_string(sources_) + " sources and " +
+                         std::to_string(shares.size()) +
+                         " shares; give at least one source, and one share per source");
+    Amounts made;
+    made.weighted = shares.front().kind() == MixtureShare::Kind::weight;
+    std::vector<double> amounts(sources_);
+    bool counts_only = true;
+    for (std::size_t s = 0; s < sources_; ++s) {
+      const MixtureShare& share = shares[s];
+      RESIDENT_EXPECTS((share.kind() == MixtureShare::Kind::weight) == made.weighted,
+                       where + "source " + std::to_string(s) + " takes a " +
+                           kind_name(share.kind()) + " and source 0 a " +
+                           kind_name(shares.front().kind()) +
+                           "; give every source a weight, or every source a repeat or a count");
+      RESIDENT_EXPECTS(std::isfinite(share.value()) && share.value() >= 0,
+                       where + "source " + std::to_string(s) + " takes a " +
+                           kind_name(share.kind()) + " of " + std::to_string(share.value()) +
+                           "; give a finite figure of at least 0");
+      RESIDENT_EXPECTS(table_[s] <= Permutation::max_size,
+                       "source " + std::to_string(s) + " has " + std::to_string(table_[s]) +
+                           " rows; a mixture's source has at most 2^62");
+      RESIDENT_EXPECTS(table_[s] != 0 || share.value() == 0,
+                       where + "source " + std::to_string(s) + " has no rows but takes a " +
+                           kind_name(share.kind()) + " of " + std::to_string(share.value()) +
+                           "; give it a share of 0, or leave it out");
+      counts_only = counts_only && share.kind() == MixtureShare::Kind::count;
+      amounts[s] = share.kind() == MixtureShare::Kind::repeat
+                       ? share.value() * static_cast<double>(table_[s])
+                       : share.value();
+    }
+    const double largest = *std::max_element(amounts.begin(), amounts.end());
+    RESIDENT_EXPECTS(largest > 0, where + "every source's " + kind_name(shares.front().kind()) +
+                                      " is 0, so the mixture would serve nothing; give at least "
+                                      "one source a share above 0");
+    RESIDENT_EXPECTS(made.weighted || options.epoch_samples == 0,
+                     where + "MixtureOptions::epoch_samples is " +
+                         std::to_string(options.epoch_samples) +
+                         ", but the sources take repeats or counts, which fix the epoch; leave "
+                         "it 0, or give the sources weights");
+    made.samples = made.weighted ? weighted_samples(options.epoch_samples)
+                                 : absolute_samples(shares, amounts, counts_only);
+    RESIDENT_EXPECTS(made.samples <= Permutation::max_size,
+                     "the mixture's epoch is " + std::to_string(made.samples) +
+                         " samples; give MixtureOptions::epoch_samples of at most 2^62");
+    made.integral = counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest);
+    if (!made.weighted) made.served = detail::apportion(made.samples, made.integral);
+    return made;
+  }
+  // Appends a phase that begins at the run's period `begins`: its quotas and first slots.
+  void add_phase(std::uint64_t begins, const std::vector<MixtureShare>& shares,
+                 const Amounts& amounts, const std::string& where) {
+    const std::vector<std::uint64_t> quotas = detail::apportion(period_, amounts.integral);
+    check_quotas(shares, quotas, amounts.served, where);
+    table_.push_back(begins);
+    table_.insert(table_.end(), quotas.begin(), quotas.end());
+    // Each source's first slot of a period: the quotas before it, summed.
+    table_.push_back(0);
+    std::partial_sum(quotas.begin(), quotas.end() - 1, std::back_inserter(table_));
+    ++phases_;
+  }
+
   void take(MixtureOrder& other) noexcept {
-    rows_ = std::exchange(other.rows_, {});
-    quotas_ = std::exchange(other.quotas_, {});
     table_ = std::exchange(other.table_, {});
+    sources_ = std::exchange(other.sources_, 0);
+    phases_ = std::exchange(other.phases_, 0);
     period_ = std::exchange(other.period_, 0);
     periods_ = std::exchange(other.periods_, 0);
   }
@@ -318,7 +483,8 @@ class MixtureOrder {
   [[nodiscard]] std::uint64_t weighted_samples(std::uint64_t epoch_samples) const {
     if (epoch_samples != 0) return epoch_samples;
     std::uint64_t sum = 0;
-    for (const std::uint64_t held : rows_) {
+    for (std::size_t s = 0; s < sources_; ++s) {
+      const std::uint64_t held = table_[s];
       RESIDENT_EXPECTS(held <= Permutation::max_size - sum,
                        "the sources hold more than 2^62 rows together; give "
                        "MixtureOptions::epoch_samples");
@@ -347,21 +513,22 @@ class MixtureOrder {
   // leaves out, or (repeats and counts: `served`, each source's samples an epoch) periods that
   // serve other counts than those asked for.
   void check_quotas(const std::vector<MixtureShare>& shares,
-                    const std::vector<std::uint64_t>& served) const {
+                    const std::vector<std::uint64_t>& quotas,
+                    const std::vector<std::uint64_t>& served, const std::string& where) const {
     for (std::size_t s = 0; s < shares.size(); ++s) {
       if (served.empty()) {
-        RESIDENT_EXPECTS(shares[s].value() == 0 || quotas_[s] != 0,
-                         "source " + std::to_string(s) + "'s weight of " +
+        RESIDENT_EXPECTS(shares[s].value() == 0 || quotas[s] != 0,
+                         where + "source " + std::to_string(s) + "'s weight of " +
                              std::to_string(shares[s].value()) + " gets no sample of a period of " +
                              std::to_string(period_) +
                              "; give a longer MixtureOptions::period, or a larger weight");
         continue;
       }
-      RESIDENT_EXPECTS(periods_ * quotas_[s] == served[s],
-                       "source " + std::to_string(s) + " takes " + std::to_string(served[s]) +
-                           " samples an epoch, but " + std::to_string(periods_) + " periods of " +
-                           std::to_string(period_) + " serve it " +
-                           std::to_string(periods_ * quotas_[s]) +
+      RESIDENT_EXPECTS(periods_ * quotas[s] == served[s],
+                       where + "source " + std::to_string(s) + " takes " +
+                           std::to_string(served[s]) + " samples an epoch, but " +
+                           std::to_string(periods_) + " periods of " + std::to_string(period_) +
+                           " serve it " + std::to_string(periods_ * quotas[s]) +
                            "; give a period that divides every source's samples in the same "
                            "proportions (or 0: one period), or give the sources weights");
     }
@@ -374,9 +541,9 @@ class MixtureOrder {
     return amounts;
   }
 
-  std::vector<std::uint64_t> rows_;
-  std::vector<std::uint64_t> quotas_;
-  std::vector<std::uint64_t> table_;  // rows, quotas, first slots (see detail::mixture_sample)
+  std::size_t sources_ = 0;
+  std::size_t phases_ = 0;
+  std::vector<std::uint64_t> table_;  // rows, then each phase's (see detail::mixture_sample)
   std::uint64_t period_ = 0;
   std::uint64_t periods_ = 0;
 };

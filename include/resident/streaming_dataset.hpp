@@ -236,7 +236,8 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   }
   // A window order also depends on how its chunks and windows are cut: the chunking, the
   // world size and the batch size.
-  [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
+  [[nodiscard]] detail::OrderKey impl_order_key(const EpochOptions& /*options*/,
+                                                std::uint64_t /*position*/) const noexcept {
     if (order() != StreamOrder::window) return {};
     const auto& layout = stream_layout();
     const auto& geometry = this->impl_core().geometry();

@@ -152,7 +152,8 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
   // Windows that overlap or leave gaps are another order of the same rows' shapes; tiling
   // windows (stride = context) are those a stream of the tokens serves too, whose states it
   // resumes.
-  [[nodiscard]] detail::OrderKey impl_order_key() const noexcept {
+  [[nodiscard]] detail::OrderKey impl_order_key(const EpochOptions& /*options*/,
+                                                std::uint64_t /*position*/) const noexcept {
     return {stride_ == context_ ? 0 : detail::mix64(stride_), false};
   }
   // Field 0 (x) reads each window from its start, field 1 (y) one token on.

@@ -674,6 +674,9 @@ void mixture_order_cases(Cases& cases) {
                 [&] { EXPECT_THROW((void)gone.at(0, 1, 0, true), std::out_of_range); });
   cases.answers(owner, "impl_table", [&] { EXPECT_TRUE(gone.impl_table().empty()); });
   cases.answers(owner, "impl_key", [&] { EXPECT_EQ(gone.impl_key(1, 2, true).sources, 0U); });
+  cases.answers(owner, "phases", [&] { EXPECT_EQ(gone.phases(), 0U); });
+  cases.answers(owner, "impl_hash",
+                [&] { EXPECT_EQ(gone.impl_hash(3, 7), resident::MixtureOrder().impl_hash(3, 7)); });
   cases.answers(owner, "operator=", [&] {
     resident::MixtureOrder copy = b;
     copy = gone;  // a copy of the order of no source, and a move of it

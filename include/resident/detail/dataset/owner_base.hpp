@@ -31,7 +31,12 @@ class OwnerBase {
   [[nodiscard]] const std::array<Shape, Fields>& impl_row_shapes() const noexcept {
     return row_shapes_.get();
   }
-  [[nodiscard]] static constexpr OrderKey impl_order_key() noexcept { return {}; }
+  /// What the order of the epoch of `options` depends on beyond its rows, for a state that
+  /// served `position` rows of it.
+  [[nodiscard]] static constexpr OrderKey impl_order_key(const EpochOptions& /*options*/,
+                                                         std::uint64_t /*position*/) noexcept {
+    return {};
+  }
   static constexpr bool impl_augments = true;  ///< Whether its rows take augmentations.
   /// Refuses, when an epoch is made, augmentations that its rows do not take though its type
   /// does (a mixture's token windows).
