@@ -38,6 +38,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -56,8 +57,8 @@ namespace fs = std::filesystem;
 
 struct Arguments {
   std::string text, suffix = ".py", device = "both";
-  std::string mix, mix_text = "/usr/include", mix_suffix = ".h";  // --mix: weights, second text
-  std::array<double, 2> weights{};                                // --mix, parsed
+  std::string mix, mix_text, mix_suffix = ".h";  // --mix: the weights; the second text
+  std::array<double, 2> weights{};               // --mix, parsed
   std::size_t bytes = 600000, epochs = 1, batch = 16, window = 64, order = 8;
   std::uint64_t seed = 1;
   float rate = 0.004f;
@@ -83,7 +84,14 @@ Text find_text(const std::string& path, const std::string& suffix) {
     std::sort(text.files.begin(), text.files.end());
     return text;
   };
-  if (!path.empty()) return fs::is_regular_file(path) ? Text{path, {path}} : files_under(path);
+  if (!path.empty()) {
+    if (!fs::exists(path))
+      throw std::runtime_error("no file or directory " + path + "; give an existing one");
+    if (fs::is_regular_file(path)) return Text{path, {path}};
+    if (!fs::is_directory(path))
+      throw std::runtime_error(path + " is neither a file nor a directory; give one that is");
+    return files_under(path);
+  }
   std::vector<fs::path> libraries;
   for (const char* root : {"/usr/lib", "/usr/local/lib"}) {
     std::error_code absent;  // a missing root is skipped
@@ -278,15 +286,31 @@ template <class Space>
 void train_mixture(const Space& space, const std::array<Corpus, 2>& corpora,
                    const std::array<double, 2>& weights, const Arguments& args) {
   using Tokens = resident::TokenDataset<Space, std::uint16_t>;
+  using Mixture = resident::Mixture<Space, std::uint16_t, std::uint16_t>;
   const std::array<Tokens, 2> sources{
       token_dataset(space, corpora[0].train, args, resident::Remainder::drop),
       token_dataset(space, corpora[1].train, args, resident::Remainder::drop)};
   // A period of one batch: every step holds each source's share. An epoch serves as many
-  // windows as the two sources hold.
-  resident::Mixture<Space, std::uint16_t, std::uint16_t> train_set(
-      {sources[0], sources[1]},
-      {resident::MixtureShare::weight(weights[0]), resident::MixtureShare::weight(weights[1])},
-      resident::MixtureOptions{args.batch, 0}, dataset_options(args, resident::Remainder::drop));
+  // windows as the two sources hold (rounded up to whole batches), so a batch of more
+  // windows than that would serve them several times in each.
+  const std::size_t windows = sources[0].num_rows() + sources[1].num_rows();
+  if (args.batch > windows)
+    throw std::runtime_error("--batch " + std::to_string(args.batch) + " is more than the " +
+                             std::to_string(windows) +
+                             " training windows of the two texts; give a smaller --batch");
+  Mixture train_set = [&] {
+    try {
+      return Mixture(
+          {sources[0], sources[1]},
+          {resident::MixtureShare::weight(weights[0]), resident::MixtureShare::weight(weights[1])},
+          resident::MixtureOptions{args.batch, 0},
+          dataset_options(args, resident::Remainder::drop));
+    } catch (const resident::InvalidArgument& error) {
+      throw std::runtime_error(std::string(error.what()) +
+                               " (here the period is --batch: give a larger --batch, or weights "
+                               "that give each source a window of every batch)");
+    }
+  }();
   std::printf(
       "train_tokens: on %s: a mixture of %zu and %zu training windows of %zu bytes; each batch "
       "of %zu holds %llu of source 1 and %llu of source 2, %zu batches an epoch\n",
@@ -332,7 +356,9 @@ bool parse(int argc, char** argv, Arguments& args) {
                           .add("mix-text", args.mix_text)
                           .add("mix-suffix", args.mix_suffix)
                           .parse(argc, argv);
-  return parsed && (args.mix.empty() || parse_weights(args.mix, args.weights)) &&
+  // --mix-text names the second text of a mixture: without --mix, a mistake.
+  return parsed &&
+         (args.mix.empty() ? args.mix_text.empty() : parse_weights(args.mix, args.weights)) &&
          (args.device == "host" || args.device == "cuda" || args.device == "both") &&
          args.batch > 0 && args.order > 0 && args.window >= args.order;
 }
@@ -340,14 +366,22 @@ bool parse(int argc, char** argv, Arguments& args) {
 }  // namespace
 
 /// The corpus of `path` (files ending in `suffix`), or none when no text is found there.
-bool read_text(const std::string& path, const std::string& suffix, std::size_t bytes,
+/// @throws std::runtime_error when its training or held-out bytes make no window.
+bool read_text(const std::string& path, const std::string& suffix, const Arguments& args,
                Corpus& corpus) {
   const Text text = find_text(path, suffix);
   if (text.files.empty()) return false;
-  corpus = read_corpus(text.files, bytes);
+  corpus = read_corpus(text.files, args.bytes);
   std::printf("train_tokens: %zu bytes of %zu of the %zu files under %s\n",
               corpus.train.size() + corpus.held_out.size(), corpus.files, text.files.size(),
               text.root.c_str());
+  for (const auto* part : {&corpus.train, &corpus.held_out})
+    if (part->size() < args.window + 1)
+      throw std::runtime_error(
+          "the text under " + text.root.string() + " gives " + std::to_string(part->size()) +
+          (part == &corpus.train ? " training bytes" : " held-out bytes (a tenth)") +
+          ", fewer than one window of --window " + std::to_string(args.window) +
+          " bytes and its next byte; give more text (--bytes) or a smaller --window");
   return true;
 }
 
@@ -362,17 +396,24 @@ int main(int argc, char** argv) {
   }
   try {
     std::array<Corpus, 2> corpora;
-    if (!read_text(args.text, args.suffix, args.bytes, corpora[0])) {
+    if (!read_text(args.text, args.suffix, args, corpora[0])) {
       std::printf(
           "train_tokens: skipped: no text found (no Python standard library sources); pass "
           "--text PATH\n");
       return 0;
     }
-    if (!args.mix.empty() && !read_text(args.mix_text, args.mix_suffix, args.bytes, corpora[1])) {
+    // The C headers by default: a skip where there are none; a text given must hold files.
+    const std::string mixed = args.mix_text.empty() ? "/usr/include" : args.mix_text;
+    if (!args.mix.empty() && !read_text(mixed, args.mix_suffix, args, corpora[1])) {
+      if (!args.mix_text.empty()) {
+        std::fprintf(stderr, "train_tokens: no files ending in %s under %s to mix\n",
+                     args.mix_suffix.c_str(), mixed.c_str());
+        return 1;
+      }
       std::printf(
           "train_tokens: skipped: no files ending in %s under %s to mix; pass --mix-text "
           "PATH\n",
-          args.mix_suffix.c_str(), args.mix_text.c_str());
+          args.mix_suffix.c_str(), mixed.c_str());
       return 0;
     }
     const auto run = [&](const auto& space) {

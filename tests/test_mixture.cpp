@@ -627,7 +627,7 @@ TYPED_TEST(MixtureEpochs, SourcesThatDoNotMixAreRefusedWhenTheMixtureIsMade) {
   const Dataset<TypeParam> part(this->space_, rank_one, sources.images[0].x(),
                                 sources.images[0].y());
   refused({datasets[0], part}, {MixtureShare::weight(1), MixtureShare::weight(1)},
-          "dataset 1 of the mixture is rank 1 of 2");
+          "dataset 1 of the mixture was made for rank 1 of 2");
   Dataset<TypeParam> moved = std::move(datasets[2]);
   refused(refs(datasets), three, "dataset 2 of the mixture was moved from");
 }
@@ -654,7 +654,7 @@ TEST(MixtureRefusals, AnotherSpaceAndAnEpochPastTheAddressesAreRefusedWhenMade) 
         Mixture<resident::HostSpace>(
             {whole, budgeted}, {MixtureShare::weight(1), MixtureShare::weight(1)}, {}, options);
       },
-      "dataset 1 of the mixture lies in another space");
+      "dataset 1 of the mixture lies in a space (host) that does not compare equal");
   says(
       [&] {
         Mixture<resident::HostSpace>({whole}, {MixtureShare::weight(1)},

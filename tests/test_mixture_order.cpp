@@ -150,7 +150,7 @@ TEST(MixturePhases, PhasesThatCannotBeginThereAreRefused) {
           "past 2^64 periods into the run");
   refused(weights, {{1, 0, {MixtureShare::weight(1)}}}, "phase 1: a mixture was given 2 sources");
   refused(weights, {{1, 0, {MixtureShare::weight(1), MixtureShare::weight(0.001)}}},
-          "phase 1: source 1's weight of 0.001000 gets no sample of a period of 10");
+          "phase 1: source 1's weight of 0.001 gets no sample of a period of 10");
   refused(weights, {{1, 0, {MixtureShare::repeat(1), MixtureShare::repeat(1)}}},
           "phase 1: MixtureOptions::epoch_samples is 80, but the sources take repeats");
   refused(weights, {{1, 0, {MixtureShare::repeat(1), MixtureShare::repeat(1)}}},
@@ -402,7 +402,13 @@ TEST(MixtureOrder, BadSharesAreRefusedWhenTheOrderIsMadeNamingTheSource) {
   refused_period({100, 5}, {MixtureShare::count(7), MixtureShare::repeat(3)}, 1,
                  "source 0 takes 7 samples an epoch");
   refused_period({10, 10}, {MixtureShare::weight(1), MixtureShare::weight(99)}, 10,
-                 "source 0's weight of 1.000000 gets no sample of a period of 10");
+                 "source 0's weight of 1 gets no sample of a period of 10");
+  // A tiny figure is named as it was given, and a repeat above 0 that rounds to no sample is
+  // refused, as a weight is.
+  refused({10, 10}, {MixtureShare::weight(1e-9), MixtureShare::weight(1)},
+          "source 0's weight of 1e-09 gets no sample");
+  refused({19, 10}, {MixtureShare::repeat(1e-300), MixtureShare::repeat(1)},
+          "source 0's repeat of 1e-300 serves no sample an epoch of its 19 rows");
   // A period that divides the counts in their proportions is taken.
   const MixtureOrder whole({10, 10}, {MixtureShare::count(4), MixtureShare::count(12)},
                            MixtureOptions{8, 0});

@@ -290,15 +290,16 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                            " of the mixture was moved from and holds no rows; mix the dataset "
                            "it was moved to");
       RESIDENT_EXPECTS(source.shard().world_size <= 1,
-                       "dataset " + std::to_string(s) + " of the mixture is rank " +
+                       "dataset " + std::to_string(s) + " of the mixture was made for rank " +
                            std::to_string(source.shard().rank) + " of " +
                            std::to_string(source.shard().world_size) +
-                           " and holds only its part of the rows; make the sources with the "
-                           "default DatasetOptions::shard (every row): the mixture's own options "
-                           "shard its epochs");
+                           " (DatasetOptions::shard); make the sources with the default shard "
+                           "(world size 1, every row): the mixture's own options shard its "
+                           "epochs");
       RESIDENT_EXPECTS(source.space() == first.space(),
-                       "dataset " + std::to_string(s) + " of the mixture lies in another space (" +
-                           source.space().name() + ") than dataset 0 (" + first.space().name() +
+                       "dataset " + std::to_string(s) + " of the mixture lies in a space (" +
+                           source.space().name() +
+                           ") that does not compare equal to dataset 0's (" + first.space().name() +
                            "): spaces are one when they compare equal (one device, one memory "
                            "resource, one budget); make every dataset with the same space");
       for (std::size_t field = 0; field < num_fields; ++field)

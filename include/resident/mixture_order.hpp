@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <numeric>
@@ -414,14 +415,14 @@ class MixtureOrder {
                            "; give every source a weight, or every source a repeat or a count");
       RESIDENT_EXPECTS(std::isfinite(share.value()) && share.value() >= 0,
                        where + "source " + std::to_string(s) + " takes a " +
-                           kind_name(share.kind()) + " of " + std::to_string(share.value()) +
+                           kind_name(share.kind()) + " of " + figure(share.value()) +
                            "; give a finite figure of at least 0");
       RESIDENT_EXPECTS(table_[s] <= Permutation::max_size,
                        "source " + std::to_string(s) + " has " + std::to_string(table_[s]) +
                            " rows; a mixture's source has at most 2^62");
       RESIDENT_EXPECTS(table_[s] != 0 || share.value() == 0,
                        where + "source " + std::to_string(s) + " has no rows but takes a " +
-                           kind_name(share.kind()) + " of " + std::to_string(share.value()) +
+                           kind_name(share.kind()) + " of " + figure(share.value()) +
                            "; give it a share of 0, or leave it out");
       counts_only = counts_only && share.kind() == MixtureShare::Kind::count;
       amounts[s] = share.kind() == MixtureShare::Kind::repeat
@@ -444,6 +445,12 @@ class MixtureOrder {
                          " samples; give MixtureOptions::epoch_samples of at most 2^62");
     made.integral = counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest);
     if (!made.weighted) made.served = detail::apportion(made.samples, made.integral);
+    for (std::size_t s = 0; s < made.served.size(); ++s)
+      RESIDENT_EXPECTS(shares[s].value() == 0 || made.served[s] != 0,
+                       where + "source " + std::to_string(s) + "'s " + kind_name(shares[s].kind()) +
+                           " of " + figure(shares[s].value()) +
+                           " serves no sample an epoch of its " + std::to_string(table_[s]) +
+                           " rows; give at least one sample's worth, or 0 to leave it out");
     return made;
   }
   // Appends a phase that begins at the run's period `begins`: its quotas and first slots.
@@ -467,6 +474,12 @@ class MixtureOrder {
     periods_ = std::exchange(other.periods_, 0);
   }
 
+  // A share's figure as a message shows it: its significant digits, at any scale.
+  static std::string figure(double value) {
+    char text[32];
+    (void)std::snprintf(text, sizeof text, "%.6g", value);
+    return text;
+  }
   static const char* kind_name(MixtureShare::Kind kind) noexcept {
     switch (kind) {
       case MixtureShare::Kind::weight:
@@ -519,7 +532,7 @@ class MixtureOrder {
       if (served.empty()) {
         RESIDENT_EXPECTS(shares[s].value() == 0 || quotas[s] != 0,
                          where + "source " + std::to_string(s) + "'s weight of " +
-                             std::to_string(shares[s].value()) + " gets no sample of a period of " +
+                             figure(shares[s].value()) + " gets no sample of a period of " +
                              std::to_string(period_) +
                              "; give a longer MixtureOptions::period, or a larger weight");
         continue;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -25,9 +26,13 @@ namespace resident::detail {
 /// Rows ahead of the one being copied whose first lines are asked for. Rows come from random
 /// places, which no hardware prefetcher predicts. The distance matters little: on CIFAR rows
 /// (bench_epoch), 1 to 8 rows ahead, a few lines or all, and either cache hint were within the
-/// noise of each other; the row ids are computed before the copies, so looking several rows
-/// ahead costs nothing.
+/// noise of each other. Each row is placed when it is asked for, this many rows ahead of its
+/// copy.
 inline constexpr std::size_t gather_prefetch_rows = 4;
+/// Places of rows held by a gathering thread: the rows placed ahead of the copies, and the one
+/// being copied (a power of two, so that the ring's index is a mask).
+inline constexpr std::size_t place_ring = 8;
+static_assert(place_ring > gather_prefetch_rows && (place_ring & (place_ring - 1)) == 0);
 /// Lines of each row asked for ahead: the hardware prefetcher follows a row once its first
 /// lines are read in order, so asking for more only spends load slots.
 inline constexpr std::size_t gather_prefetch_lines = 4;
@@ -240,21 +245,23 @@ void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, Co
                line_rows) *
       line_rows;
   workers.for_each_block(0, rows, block_rows, [&](std::size_t first, std::size_t last) {
-    std::vector<RowPlace> places(last - first);
-    for (std::size_t r = first; r < last; ++r) {
-      places[r - first] = order.place(r, SameAddress{});
-      indices[r] = static_cast<std::int64_t>(places[r - first].row);
-    }
-    for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r)
-      (fields.prefetch(places[r - first]), ...);
+    // Each row is placed `gather_prefetch_rows` rows ahead of its copy, into a ring of places:
+    // the order's arithmetic overlaps the copies' loads, and nothing is allocated per block.
+    std::array<RowPlace, place_ring> places{};
+    const auto place = [&](std::size_t r) {
+      RowPlace& placed = places[r % place_ring];
+      placed = order.place(r, SameAddress{});
+      indices[r] = static_cast<std::int64_t>(placed.row);
+      (fields.prefetch(placed), ...);
+    };
+    for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r) place(r);
     const auto converters = std::make_tuple(RowConverter(fields.op)...);
     std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
     for (std::size_t r = first; r < last; ++r) {
-      if (r + gather_prefetch_rows < last)
-        (fields.prefetch(places[r + gather_prefetch_rows - first]), ...);
+      if (r + gather_prefetch_rows < last) place(r + gather_prefetch_rows);
       std::apply(
           [&](const auto&... convert) {
-            (fields.copy_row(places[r - first], r, convert, scratch.data()), ...);
+            (fields.copy_row(places[r % place_ring], r, convert, scratch.data()), ...);
           },
           converters);
     }
