@@ -141,10 +141,13 @@ TEST(MixturePhases, PhasesThatCannotBeginThereAreRefused) {
       EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
     }
   };
-  refused(weights, {{0, 15, weights}}, "phase 1: it begins at position 15");
-  refused(weights, {{0, 80, weights}}, "phase 1: it begins at position 80");
-  refused(weights, {{0, 0, weights}}, "phase 1: it begins at epoch 0, position 0, not after");
-  refused(weights, {{2, 20, weights}, {2, 20, weights}}, "phase 2: it begins at epoch 2");
+  refused(weights, {{0, 15, weights}}, "phase 1: it begins at position 15, inside a period of 10");
+  refused(weights, {{0, 80, weights}}, "phase 1: it begins at position 80, past the epoch of 80");
+  refused(weights, {{0, 0, weights}},
+          "phase 1: it begins at epoch 0, position 0, not after the mixture's first shares");
+  refused(weights, {{2, 20, weights}, {2, 20, weights}},
+          "phase 2: it begins at epoch 2, position 20, not after phase 1, which begins at epoch "
+          "2, position 20");
   refused(weights, {{2, 20, weights}, {1, 70, weights}}, "phase 2: it begins at epoch 1");
   refused(weights, {{std::numeric_limits<std::uint64_t>::max() / 4, 0, weights}},
           "past 2^64 periods into the run");
@@ -152,9 +155,9 @@ TEST(MixturePhases, PhasesThatCannotBeginThereAreRefused) {
   refused(weights, {{1, 0, {MixtureShare::weight(1), MixtureShare::weight(0.001)}}},
           "phase 1: source 1's weight of 0.001 gets no sample of a period of 10");
   refused(weights, {{1, 0, {MixtureShare::repeat(1), MixtureShare::repeat(1)}}},
-          "phase 1: MixtureOptions::epoch_samples is 80, but the sources take repeats");
-  refused(weights, {{1, 0, {MixtureShare::repeat(1), MixtureShare::repeat(1)}}},
-          "phase 1: its shares serve 80 samples an epoch, the mixture's first shares 80",
+          "phase 1: its shares are repeats or counts, the mixture's first shares weights");
+  refused({MixtureShare::count(40), MixtureShare::count(40)}, {{1, 0, weights}},
+          "phase 1: its shares are weights, the mixture's first shares repeats or counts",
           MixtureOptions{10, 0});
   const std::vector<MixtureShare> counts{MixtureShare::count(20), MixtureShare::count(20)};
   refused(counts, {{1, 0, {MixtureShare::count(30), MixtureShare::count(20)}}},
@@ -167,6 +170,8 @@ TEST(MixturePhases, PhasesThatCannotBeginThereAreRefused) {
   EXPECT_EQ(taken.epoch_quota(0, 3), 30U);
   EXPECT_THROW((void)taken.quota(0, 2), std::out_of_range);
   EXPECT_THROW((void)taken.quota(2, 0), std::out_of_range);
+  EXPECT_THROW((void)taken.epoch_quota(2, 0), std::out_of_range);
+  EXPECT_THROW((void)MixtureOrder().epoch_quota(0, 3), std::out_of_range);
 }
 
 TEST_P(MixtureShuffles, ARepeatOfTwoAndAHalfServesEachRowTwiceOrThreeTimes) {

@@ -77,7 +77,8 @@ struct MixtureOptions {
 /// `position` of epoch `epoch` (a whole number of periods into it), the sources take `shares`
 /// (of the same kind as the first shares, serving as many samples an epoch), until the next
 /// phase begins. A run that changes its weights declares one, so that what was served before
-/// stays what it was: a state saved before the phase begins resumes (see `Mixture`).
+/// stays what it was: a state saved before the phase begins resumes (see `Mixture`). The kind
+/// is the first shares': weights, or repeats and counts.
 struct MixturePhase {
   std::uint64_t epoch = 0;           ///< The epoch the phase begins in.
   std::uint64_t position = 0;        ///< Its position there: a multiple of the period.
@@ -234,28 +235,46 @@ class MixtureOrder {
     for (std::size_t i = 0; i < phases.size(); ++i) {
       const MixturePhase& phase = phases[i];
       const std::string where = "phase " + std::to_string(i + 1) + ": ";
+      const bool weighted =
+          !phase.shares.empty() && phase.shares.front().kind() == MixtureShare::Kind::weight;
+      RESIDENT_EXPECTS(phase.shares.empty() || weighted == first.weighted,
+                       where + "its shares are " + (weighted ? "weights" : "repeats or counts") +
+                           ", the mixture's first shares " +
+                           (first.weighted ? "weights" : "repeats or counts") +
+                           "; give every phase shares of the first shares' kind");
       const Amounts amounts = amounts_of(phase.shares, options, where);
-      RESIDENT_EXPECTS(amounts.samples == first.samples && amounts.weighted == first.weighted,
+      RESIDENT_EXPECTS(amounts.samples == first.samples,
                        where + "its shares serve " + std::to_string(amounts.samples) +
                            " samples an epoch, the mixture's first shares " +
                            std::to_string(first.samples) +
-                           "; give every phase shares of the same kind that serve as many "
-                           "samples (weights do, with MixtureOptions::epoch_samples)");
-      RESIDENT_EXPECTS(phase.position % period_ == 0 && phase.position < size(),
+                           "; give every phase shares that serve as many samples (weights do, "
+                           "with MixtureOptions::epoch_samples; counts of the same sum do)");
+      RESIDENT_EXPECTS(phase.position < size(),
                        where + "it begins at position " + std::to_string(phase.position) +
-                           " of an epoch of " + std::to_string(size()) + " samples in periods of " +
-                           std::to_string(period_) +
-                           "; give a position of the epoch that is a multiple of the period");
+                           ", past the epoch of " + std::to_string(size()) +
+                           " samples; give a position below it, or position 0 of a later epoch");
+      RESIDENT_EXPECTS(phase.position % period_ == 0,
+                       where + "it begins at position " + std::to_string(phase.position) +
+                           ", inside a period of " + std::to_string(period_) +
+                           " samples; give a position of the epoch that is a multiple of the "
+                           "period");
       const std::uint64_t into = phase.position / period_;
       RESIDENT_EXPECTS(phase.epoch <= (std::numeric_limits<std::uint64_t>::max() - into) / periods_,
                        where + "it begins in epoch " + std::to_string(phase.epoch) +
                            ", past 2^64 periods into the run; give an earlier epoch");
       const std::uint64_t begins = phase.epoch * periods_ + into;
-      RESIDENT_EXPECTS(begins > table_[phase_word(phases_ - 1)],
+      const std::uint64_t before = table_[phase_word(phases_ - 1)];
+      RESIDENT_EXPECTS(begins > before,
                        where + "it begins at epoch " + std::to_string(phase.epoch) + ", position " +
-                           std::to_string(phase.position) +
-                           ", not after the phase before; give the phases in the order they "
-                           "begin, each after the one before");
+                           std::to_string(phase.position) + ", not after " +
+                           (i == 0 ? std::string("the mixture's first shares, which begin at "
+                                                 "epoch 0, position 0 (give its shares as the "
+                                                 "mixture's own instead)")
+                                   : "phase " + std::to_string(i) + ", which begins at epoch " +
+                                         std::to_string(before / periods_) + ", position " +
+                                         std::to_string(before % periods_ * period_)) +
+                           "; give the phases in the order they begin, each after the one "
+                           "before");
       add_phase(begins, phase.shares, amounts, where);
     }
   }
@@ -301,6 +320,7 @@ class MixtureOrder {
   /// phase begins, the periods of each phase in it times its quota where one does.
   /// @throws std::out_of_range when `source >= sources()`.
   [[nodiscard]] std::uint64_t epoch_quota(std::size_t source, std::uint64_t epoch = 0) const {
+    (void)checked_source(source);
     const detail::MixtureKey key = impl_key(0, epoch, false);
     std::uint64_t samples = 0;
     for (std::uint64_t phase = key.phase_first; phase <= key.phase_last; ++phase) {

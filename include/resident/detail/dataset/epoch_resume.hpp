@@ -112,7 +112,8 @@ struct EpochStateAccess {
                   std::to_string(facts.fingerprint) +
                   "): its row shapes or element types differ, or a token dataset's stride, a "
                   "window-order stream's chunking, world size or batch size, or a mixture's "
-                  "shares, period or sources' rows";
+                  "shares, period or sources' rows, or a phase of it that begins before the "
+                  "state's position (under Shuffle::batches, in the state's epoch)";
     }
     if (!differs.empty())
       throw InvalidArgument(
