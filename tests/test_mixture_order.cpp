@@ -126,6 +126,47 @@ TEST_P(MixtureShuffles, PhasesTakeTheirQuotasFromWhereTheyBeginAndPassesRunOn) {
   }
 }
 
+// The host gather computes a group of positions together, their walks in lockstep lanes that
+// refill as each ends: every sample is the one position's alone, whatever the group's size,
+// the positions' order, the sources' sizes (down to the narrowest network) and the phases.
+TEST_P(MixtureShuffles, PositionsComputedTogetherAreEachComputedAlone) {
+  const bool shuffled = GetParam();
+  const std::vector<MixtureOrder> orders{
+      MixtureOrder({300, 500}, {MixtureShare::weight(0.25), MixtureShare::weight(0.75)},
+                   MixtureOptions{40, 400},
+                   {MixturePhase{1, 120, {MixtureShare::weight(1), MixtureShare::weight(1)}}}),
+      MixtureOrder({1, 2, 5, 70},
+                   {MixtureShare::repeat(3), MixtureShare::count(5), MixtureShare::repeat(2.5),
+                    MixtureShare::count(30)},
+                   MixtureOptions{0, 0}),
+      MixtureOrder({12500, 37500}, {MixtureShare::weight(0.25), MixtureShare::weight(0.75)},
+                   MixtureOptions{256, 0})};
+  for (const MixtureOrder& order : orders) {
+    const std::uint64_t* table = order.impl_table().data();
+    for (std::uint64_t epoch : {std::uint64_t{0}, std::uint64_t{3}}) {
+      const resident::detail::MixtureKey key = order.impl_key(seed, epoch, shuffled);
+      for (std::size_t count : {0, 1, 3, 4, 5, 16, 17, 64}) {
+        // Positions out of order, some twice, from the whole epoch.
+        const auto position = [&](std::size_t i) {
+          return (i * 7919 + count * 104729) % order.size();
+        };
+        std::vector<MixtureSample> samples(count, MixtureSample{99, 99});
+        std::vector<int> served(count);
+        resident::detail::mixture_samples(table, key, count, resident::detail::SameAddress{},
+                                          position, [&](std::size_t i, const MixtureSample& s) {
+                                            samples.at(i) = s;
+                                            ++served.at(i);
+                                          });
+        for (std::size_t i = 0; i < count; ++i) {
+          EXPECT_EQ(served[i], 1) << "position " << i << " of " << count;
+          EXPECT_EQ(samples[i], order.at(position(i), seed, epoch, shuffled))
+              << "order of " << order.size() << ", epoch " << epoch << ", " << i << " of " << count;
+        }
+      }
+    }
+  }
+}
+
 // A phase is refused when it would serve another epoch, begins inside a period or past the
 // epoch, not after the phase before, or past what 64 bits count.
 TEST(MixturePhases, PhasesThatCannotBeginThereAreRefused) {
@@ -357,6 +398,24 @@ TEST(MixtureOrder, EdgesOfEveryFigureAreTakenOrRefusedWhenTheOrderIsMade) {
     EXPECT_EQ(order.size(), count);
     EXPECT_EQ(order.epoch_quota(0), count);
     EXPECT_LT(order.at(count - 1, seed, 2, true).row, 3U);
+  }
+  // Beside a repeat or another count, a count is served exactly at any size a double cannot
+  // hold, and the epoch is refused only past 2^62.
+  std::vector<std::uint64_t> counts = sizes;
+  counts.insert(counts.end(), {(1ULL << 53) + 1, (1ULL << 60) + 3, max - 100, max - 14});
+  for (const std::uint64_t count : counts) {
+    SCOPED_TRACE("count " + std::to_string(count) + " beside 14 samples");
+    for (const MixtureShare& other : {MixtureShare::repeat(2), MixtureShare::count(14)}) {
+      const auto made = [&] { return MixtureOrder({3, 7}, {MixtureShare::count(count), other}); };
+      if (count > max - 14) {
+        EXPECT_THROW((void)made(), resident::InvalidArgument);
+        continue;
+      }
+      const MixtureOrder order = made();
+      EXPECT_EQ(order.size(), count + 14);
+      EXPECT_EQ(order.epoch_quota(0), count);
+      EXPECT_EQ(order.epoch_quota(1), 14U);
+    }
   }
 }
 

@@ -87,8 +87,9 @@ class FloatSpan {
 
 /// @brief `out = float(in) * scale[c] + offset[c]`, where `c` is the element's channel: one
 /// scale and offset for every element, or one per channel (`mean_std`).
-/// @note Computed as `float(double(x) * double(scale) + double(offset))`: the double product of
-/// two floats is exact, so a fused multiply-add or not gives the same double, and host and
+/// @note Computed as `float(double(float(in)) * double(scale) + double(offset))`: the input is
+/// read as a `float` first (an integer above 2^24 rounds there), the double product of two
+/// floats is exact, so a fused multiply-add or not gives the same double, and host and
 /// device results are bitwise equal whatever the compilers contract.
 class Normalize {
  public:

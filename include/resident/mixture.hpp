@@ -57,10 +57,7 @@ struct token_dataset_of {
 };
 template <class Space, class T>
 struct token_dataset_of<Space, T, T> {
-  using type =
-      std::conditional_t<std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
-                             std::is_same_v<T, std::int32_t>,
-                         TokenDataset<Space, T>, NoTokenDataset>;
+  using type = std::conditional_t<is_token_type_v<T>, TokenDataset<Space, T>, NoTokenDataset>;
 };
 
 /// Where a source's rows of field `Field` lie: the address of its stored row 0, and the bytes

@@ -115,25 +115,40 @@ struct MixtureKey {
   Permutation passes;  ///< The epoch's keys of the sources' passes, tweaked by source and pass.
 };
 
-/// @brief The sample at `position` of the epoch `key` names, of the sources `table` describes:
-/// `key.sources` words of their rows, then for each phase its first period of the run, and
-/// `key.sources` words of its quotas and of its first slots, each read through
-/// `reach(pointer, count)` (a kernel's reach of the space's memory). The one definition of a
-/// mixture's order, on host and device (see `MixtureOrder`).
+/// @brief Where phase `phase` of the sources `table` describes (see `mixture_sample`) begins in
+/// the epoch of `key`, in its periods (0 for one that began before it).
 template <class Reach>
-[[nodiscard]] RESIDENT_HOST_DEVICE MixtureSample mixture_sample(const std::uint64_t* table,
-                                                                const MixtureKey& key,
-                                                                std::uint64_t position,
-                                                                const Reach& reach) noexcept {
-  const std::uint64_t index = position / key.period;  // of the period
-  std::uint64_t slot = position % key.period;
-  if (key.shuffled) slot = PermutationAccess::tweaked(key.slots, key.period, index, slot);
+[[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t mixture_phase_begins(const std::uint64_t* table,
+                                                                      const MixtureKey& key,
+                                                                      std::uint64_t phase,
+                                                                      const Reach& reach) noexcept {
+  const std::uint64_t first = *reach(table + key.sources + phase * (1 + 2 * key.sources), 1);
+  return first > key.first_period ? first - key.first_period : 0;
+}
+
+/// @brief A period's slot, once through its permutation: the source it names, the source's
+/// rows, and the occurrence of the source in the epoch it is.
+struct MixtureOccurrence {
+  std::uint64_t source = 0;
+  std::uint64_t held = 0;
+  std::uint64_t occurrence = 0;
+
+  /// The tweak of the source's pass the occurrence is in (see `MixtureKey::passes`).
+  [[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t pass() const noexcept {
+    return mix64(source + 1) ^ (occurrence / held);
+  }
+};
+
+/// @brief The occurrence that slot `slot` of period `index` of the epoch `key` names (the slot
+/// after the period's permutation), of the sources `table` describes (see `mixture_sample`).
+template <class Reach>
+[[nodiscard]] RESIDENT_HOST_DEVICE MixtureOccurrence
+mixture_occurrence(const std::uint64_t* table, const MixtureKey& key, std::uint64_t index,
+                   std::uint64_t slot, const Reach& reach) noexcept {
   const std::uint64_t* phases = table + key.sources;
   const std::uint64_t words = 1 + 2 * key.sources;  // of a phase
-  // Where a phase begins, in periods of the epoch (0 for one that began before it).
-  const auto begins = [&](std::uint64_t phase) -> std::uint64_t {
-    const std::uint64_t first = *reach(phases + phase * words, 1);
-    return first > key.first_period ? first - key.first_period : 0;
+  const auto begins = [&](std::uint64_t phase) {
+    return mixture_phase_begins(table, key, phase, reach);
   };
   std::uint64_t phase = key.phase_first;
   while (phase < key.phase_last && begins(phase + 1) <= index) ++phase;
@@ -148,32 +163,129 @@ template <class Reach>
       high = middle;
   }
   const auto quota_of = [&](std::uint64_t of) { return *reach(phases + of * words + 1 + low, 1); };
-  const std::uint64_t held = *reach(table + low, 1);
   // The source's occurrence in the epoch: its quota in each period of the epoch before this
   // one, phase by phase, then the slots before this one.
   std::uint64_t occurrence =
       (index - begins(phase)) * quota_of(phase) + (slot - *reach(starts + low, 1));
   for (std::uint64_t earlier = key.phase_first; earlier < phase; ++earlier)
     occurrence += (begins(earlier + 1) - begins(earlier)) * quota_of(earlier);
-  const auto source = static_cast<std::size_t>(low);
-  if (!key.shuffled) {
-    // Rows carry on from the samples of the source served in the epochs before, mod its rows:
-    // the whole phases before the epoch's first, then that one's periods before the epoch.
-    std::uint64_t carried = 0;
-    for (std::uint64_t earlier = 0; earlier < key.phase_first; ++earlier) {
-      const std::uint64_t periods =
-          *reach(phases + (earlier + 1) * words, 1) - *reach(phases + earlier * words, 1);
-      carried = (carried + mul_mod(quota_of(earlier) % held, periods % held, held)) % held;
-    }
-    const std::uint64_t begun = *reach(phases + key.phase_first * words, 1) % held;
-    const std::uint64_t periods =  // (epoch * periods - begun) mod held, epoch * periods unbounded
-        (mul_mod(key.epoch % held, key.periods % held, held) + held - begun) % held;
-    carried = (carried + mul_mod(quota_of(key.phase_first) % held, periods, held)) % held;
-    return {source, (carried + occurrence % held) % held};
+  return {low, *reach(table + low, 1), occurrence};
+}
+
+/// @brief The row an unshuffled epoch serves for `at`: rows carry on from the samples of the
+/// source served in the epochs before, mod its rows (the whole phases before the epoch's first,
+/// then that one's periods before the epoch).
+template <class Reach>
+[[nodiscard]] RESIDENT_HOST_DEVICE std::uint64_t mixture_carried_row(const std::uint64_t* table,
+                                                                     const MixtureKey& key,
+                                                                     const MixtureOccurrence& at,
+                                                                     const Reach& reach) noexcept {
+  const std::uint64_t* phases = table + key.sources;
+  const std::uint64_t words = 1 + 2 * key.sources;  // of a phase
+  const std::uint64_t held = at.held;
+  const auto quota_of = [&](std::uint64_t of) {
+    return *reach(phases + of * words + 1 + at.source, 1);
+  };
+  std::uint64_t carried = 0;
+  for (std::uint64_t earlier = 0; earlier < key.phase_first; ++earlier) {
+    const std::uint64_t periods =
+        *reach(phases + (earlier + 1) * words, 1) - *reach(phases + earlier * words, 1);
+    carried = (carried + mul_mod(quota_of(earlier) % held, periods % held, held)) % held;
   }
-  // Pass `occurrence / held` of the source in this epoch.
-  return {source, PermutationAccess::tweaked(key.passes, held, mix64(low + 1) ^ (occurrence / held),
-                                             occurrence % held)};
+  const std::uint64_t begun = *reach(phases + key.phase_first * words, 1) % held;
+  const std::uint64_t periods =  // (epoch * periods - begun) mod held, epoch * periods unbounded
+      (mul_mod(key.epoch % held, key.periods % held, held) + held - begun) % held;
+  carried = (carried + mul_mod(quota_of(key.phase_first) % held, periods, held)) % held;
+  return (carried + at.occurrence % held) % held;
+}
+
+/// @brief The sample at `position` of the epoch `key` names, of the sources `table` describes:
+/// `key.sources` words of their rows, then for each phase its first period of the run, and
+/// `key.sources` words of its quotas and of its first slots, each read through
+/// `reach(pointer, count)` (a kernel's reach of the space's memory). The one definition of a
+/// mixture's order, on host and device (see `MixtureOrder`): the period's slot through its
+/// permutation, the occurrence it names, and that through the source's pass.
+template <class Reach>
+[[nodiscard]] RESIDENT_HOST_DEVICE MixtureSample mixture_sample(const std::uint64_t* table,
+                                                                const MixtureKey& key,
+                                                                std::uint64_t position,
+                                                                const Reach& reach) noexcept {
+  const std::uint64_t index = position / key.period;  // of the period
+  std::uint64_t slot = position % key.period;
+  if (key.shuffled) slot = PermutationAccess::tweaked(key.slots, key.period, index, slot);
+  const MixtureOccurrence at = mixture_occurrence(table, key, index, slot, reach);
+  const auto source = static_cast<std::size_t>(at.source);
+  if (!key.shuffled) return {source, mixture_carried_row(table, key, at, reach)};
+  return {source,
+          PermutationAccess::tweaked(key.passes, at.held, at.pass(), at.occurrence % at.held)};
+}
+
+/// Walks a thread of `mixture_samples` keeps in flight.
+inline constexpr std::size_t mixture_lanes = 4;
+
+/// @brief `serve(i, mixture_sample(table, key, position(i), reach))` for each `i` below
+/// `count`, computed together on the host (in no set order of `i`). A shuffled sample takes
+/// two walks, the slot's and the pass's, each a chain of multiplies that waits on itself;
+/// `mixture_lanes` lanes each walk one position's slot, then its pass, then take the next
+/// position, and step together, so that their chains overlap and a lane that walks on does not
+/// hold the others back.
+template <class Reach, class Position, class Serve>
+void mixture_samples(const std::uint64_t* table, const MixtureKey& key, std::size_t count,
+                     const Reach& reach, const Position& position, const Serve& serve) {
+  if (!key.shuffled) {
+    for (std::size_t i = 0; i < count; ++i)
+      serve(i, mixture_sample(table, key, position(i), reach));
+    return;
+  }
+  constexpr std::size_t lanes = mixture_lanes;
+  // NOLINTBEGIN(modernize-avoid-c-arrays): one per lane
+  const Permutation* network[lanes];
+  std::uint64_t x[lanes], size[lanes], mask[lanes], half_mask[lanes], period[lanes];
+  int half_bits[lanes];
+  std::size_t job[lanes];     // the position a lane walks for (`count`: none)
+  std::size_t source[lanes];  // walking the pass of this source (else the slot: `lanes`)
+  // NOLINTEND(modernize-avoid-c-arrays)
+  int slot_bits = 0;
+  std::uint64_t slot_mask = 0;
+  PermutationAccess::width(key.period, slot_bits, slot_mask);
+  std::size_t next = 0, busy = 0;
+  const auto take = [&](std::size_t l) {  // the next position's slot, or none
+    job[l] = next;
+    network[l] = &key.slots;
+    half_bits[l] = slot_bits;
+    half_mask[l] = slot_mask;
+    source[l] = lanes;
+    if (next == count) return;  // idle: walks on unread
+    const std::uint64_t at = position(next++);
+    period[l] = at / key.period;
+    x[l] = at % key.period;
+    size[l] = key.period;
+    mask[l] = mix64(period[l]);
+    ++busy;
+  };
+  for (std::size_t l = 0; l < lanes; ++l) {
+    x[l] = size[l] = mask[l] = period[l] = 0;
+    take(l);
+  }
+  while (busy != 0) {
+    PermutationAccess::encrypt_lanes(network, x, mask, half_bits, half_mask);
+    for (std::size_t l = 0; l < lanes; ++l) {
+      if (job[l] == count || x[l] >= size[l]) continue;  // idle, or walking on
+      if (source[l] != lanes) {
+        serve(job[l], MixtureSample{source[l], x[l]});
+        --busy;
+        take(l);
+        continue;
+      }
+      const MixtureOccurrence at = mixture_occurrence(table, key, period[l], x[l], reach);
+      source[l] = static_cast<std::size_t>(at.source);
+      network[l] = &key.passes;
+      x[l] = at.occurrence % at.held;
+      size[l] = at.held;
+      mask[l] = mix64(at.pass());
+      PermutationAccess::width(at.held, half_bits[l], half_mask[l]);
+    }
+  }
 }
 
 }  // namespace detail
@@ -411,8 +523,7 @@ class MixtureOrder {
   }
   // Where phase `phase` begins in the epoch of `key`, in its periods (0: before it).
   [[nodiscard]] std::uint64_t within(const detail::MixtureKey& key, std::uint64_t phase) const {
-    const std::uint64_t begins = table_[phase_word(static_cast<std::size_t>(phase))];
-    return begins > key.first_period ? begins - key.first_period : 0;
+    return detail::mixture_phase_begins(table_.data(), key, phase, detail::SameAddress{});
   }
 
   // Checks one share set and makes its amounts.
@@ -425,7 +536,6 @@ class MixtureOrder {
     Amounts made;
     made.weighted = shares.front().kind() == MixtureShare::Kind::weight;
     std::vector<double> amounts(sources_);
-    bool counts_only = true;
     for (std::size_t s = 0; s < sources_; ++s) {
       const MixtureShare& share = shares[s];
       RESIDENT_EXPECTS((share.kind() == MixtureShare::Kind::weight) == made.weighted,
@@ -444,7 +554,6 @@ class MixtureOrder {
                        where + "source " + std::to_string(s) + " has no rows but takes a " +
                            kind_name(share.kind()) + " of " + figure(share.value()) +
                            "; give it a share of 0, or leave it out");
-      counts_only = counts_only && share.kind() == MixtureShare::Kind::count;
       amounts[s] = share.kind() == MixtureShare::Kind::repeat
                        ? share.value() * static_cast<double>(table_[s])
                        : share.value();
@@ -458,12 +567,13 @@ class MixtureOrder {
                          std::to_string(options.epoch_samples) +
                          ", but the sources take repeats or counts, which fix the epoch; leave "
                          "it 0, or give the sources weights");
-    made.samples = made.weighted ? weighted_samples(options.epoch_samples)
-                                 : absolute_samples(shares, amounts, counts_only);
+    made.samples =
+        made.weighted ? weighted_samples(options.epoch_samples) : absolute_samples(shares, amounts);
     RESIDENT_EXPECTS(made.samples <= Permutation::max_size,
                      "the mixture's epoch is " + std::to_string(made.samples) +
                          " samples; give MixtureOptions::epoch_samples of at most 2^62");
-    made.integral = counts_only ? exact_amounts(shares) : detail::scaled_amounts(amounts, largest);
+    made.integral = made.weighted ? detail::scaled_amounts(amounts, largest)
+                                  : absolute_amounts(shares, amounts, largest);
     if (!made.weighted) made.served = detail::apportion(made.samples, made.integral);
     for (std::size_t s = 0; s < made.served.size(); ++s)
       RESIDENT_EXPECTS(shares[s].value() == 0 || made.served[s] != 0,
@@ -527,20 +637,26 @@ class MixtureOrder {
   }
   // Samples per epoch of sources that take repeats and counts: their amounts, summed.
   [[nodiscard]] static std::uint64_t absolute_samples(const std::vector<MixtureShare>& shares,
-                                                      const std::vector<double>& amounts,
-                                                      bool counts_only) {
+                                                      const std::vector<double>& amounts) {
     const auto max = static_cast<double>(Permutation::max_size);
-    double sum = 0;
-    std::uint64_t counted = 0;
+    double repeated = 0;        // the repeats' samples (each rows times a double)
+    std::uint64_t counted = 0;  // the counts', exactly
     for (std::size_t s = 0; s < amounts.size(); ++s) {
-      RESIDENT_EXPECTS(
-          amounts[s] <= max - sum && shares[s].samples() <= Permutation::max_size - counted,
-          "source " + std::to_string(s) +
-              " brings the mixture's epoch past 2^62 samples; give smaller repeats or counts");
-      sum += amounts[s];
-      counted += shares[s].samples();
+      const bool count = shares[s].kind() == MixtureShare::Kind::count;
+      const bool fits = count
+                            ? shares[s].samples() <= Permutation::max_size - counted
+                            : amounts[s] <= max - repeated &&
+                                  static_cast<std::uint64_t>(std::llround(repeated + amounts[s])) <=
+                                      Permutation::max_size - counted;
+      RESIDENT_EXPECTS(fits, "source " + std::to_string(s) +
+                                 " brings the mixture's epoch past 2^62 samples; give smaller "
+                                 "repeats or counts");
+      if (count)
+        counted += shares[s].samples();
+      else
+        repeated += amounts[s];
     }
-    return counts_only ? counted : static_cast<std::uint64_t>(std::llround(sum));
+    return counted + static_cast<std::uint64_t>(std::llround(repeated));
   }
   // Refuses quotas that do not serve the shares: a source of a weight above 0 that a period
   // leaves out, or (repeats and counts: `served`, each source's samples an epoch) periods that
@@ -567,11 +683,21 @@ class MixtureOrder {
     }
   }
   // The counts themselves, summed without rounding.
-  static std::vector<std::uint64_t> exact_amounts(const std::vector<MixtureShare>& shares) {
-    std::vector<std::uint64_t> amounts(shares.size());
-    std::transform(shares.begin(), shares.end(), amounts.begin(),
-                   [](const MixtureShare& share) { return share.samples(); });
-    return amounts;
+  // Repeats' and counts' samples (`amounts`, the largest `largest`) as integers in the same
+  // proportions, all scaled by one power of two that keeps the largest below 2^63: counts
+  // exactly, whatever their size beside a repeat, and repeats to a double's 53 bits.
+  static std::vector<std::uint64_t> absolute_amounts(const std::vector<MixtureShare>& shares,
+                                                     const std::vector<double>& amounts,
+                                                     double largest) {
+    int exponent = 0;
+    (void)std::frexp(largest, &exponent);  // every amount < 2^exponent <= 2^63
+    const int shift = 63 - exponent;
+    std::vector<std::uint64_t> integral(shares.size());
+    for (std::size_t s = 0; s < shares.size(); ++s)
+      integral[s] = shares[s].kind() == MixtureShare::Kind::count
+                        ? shares[s].samples() << shift
+                        : static_cast<std::uint64_t>(std::ldexp(amounts[s], shift));
+    return integral;
   }
 
   std::size_t sources_ = 0;

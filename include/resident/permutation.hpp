@@ -6,6 +6,7 @@
 /// @brief `Permutation`: a seeded, counter-based bijection on `[0, n)`, computed on the fly on
 /// host or device; the source of every shuffled order in resident.
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -124,6 +125,30 @@ class Permutation {
     return x;
   }
 
+  // `encrypt` of `lanes` values at once, each by its own network's keys (`network[l]`) on its
+  // own width (`half_bits[l]`, `half_mask[l]` as `cover` gives them) with its round keys xored
+  // with `mask[l]`: round by round across the lanes, so that their independent chains of
+  // multiplies overlap where one alone waits on each.
+  template <std::size_t lanes>
+  static void encrypt_lanes(const Permutation* const (&network)[lanes], std::uint64_t (&x)[lanes],
+                            const std::uint64_t (&mask)[lanes], const int (&half_bits)[lanes],
+                            const std::uint64_t (&half_mask)[lanes]) noexcept {
+    std::uint64_t left[lanes];   // NOLINT(modernize-avoid-c-arrays): one per lane, as `x`
+    std::uint64_t right[lanes];  // NOLINT(modernize-avoid-c-arrays)
+    for (std::size_t l = 0; l < lanes; ++l) {
+      left[l] = x[l] >> half_bits[l];
+      right[l] = x[l] & half_mask[l];
+    }
+    for (int round = 0; round < rounds; ++round)
+      for (std::size_t l = 0; l < lanes; ++l) {
+        const std::uint64_t next =
+            left[l] ^ (detail::mix64(right[l] ^ network[l]->keys_[round] ^ mask[l]) & half_mask[l]);
+        left[l] = right[l];
+        right[l] = next;
+      }
+    for (std::size_t l = 0; l < lanes; ++l) x[l] = (left[l] << half_bits[l]) | right[l];
+  }
+
   [[nodiscard]] RESIDENT_HOST_DEVICE constexpr std::uint64_t encrypt(
       std::uint64_t x, std::uint64_t mask) const noexcept {
     std::uint64_t left = x >> half_bits_;
@@ -159,6 +184,26 @@ struct PermutationAccess {
     Permutation tweaked = base;  // base's keys, the width for n
     tweaked.cover(n);
     return tweaked.walk(i, mix64(tweak));
+  }
+  /// @brief The network's width for `[0, n)`, as `tweaked` takes it: the bits of a half, and
+  /// their mask.
+  RESIDENT_HOST_DEVICE static constexpr void width(std::uint64_t n, int& half_bits,
+                                                   std::uint64_t& half_mask) noexcept {
+    Permutation covering;
+    covering.cover(n);
+    half_bits = covering.half_bits_;
+    half_mask = covering.half_mask_;
+  }
+  /// @brief One step of `lanes` walks of `tweaked` at once: `x[l]` encrypted by the keys of
+  /// `network[l]` on the width `width` gives for its lane's `n`, with the mix of its lane's
+  /// tweak as `mask[l]` (a walk ends at the first value below its `n`). Host code: a gathering
+  /// thread walks several rows at once, their chains of multiplies overlapping where one alone
+  /// waits on each.
+  template <std::size_t lanes>
+  static void encrypt_lanes(const Permutation* const (&network)[lanes], std::uint64_t (&x)[lanes],
+                            const std::uint64_t (&mask)[lanes], const int (&half_bits)[lanes],
+                            const std::uint64_t (&half_mask)[lanes]) noexcept {
+    Permutation::encrypt_lanes(network, x, mask, half_bits, half_mask);
   }
 };
 

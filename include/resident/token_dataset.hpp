@@ -41,6 +41,12 @@ struct TokenSource {
   FieldSource source;      ///< Its bytes from the first element.
 };
 
+/// Whether `T` is a token type a `TokenDataset` holds.
+template <class T>
+inline constexpr bool is_token_type_v =
+    std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
+    std::is_same_v<T, std::int32_t>;
+
 }  // namespace detail
 
 /// @brief A token stream resident in `Space`, served as language-model batches: each batch is
@@ -69,8 +75,7 @@ class TokenDataset : public DatasetAccessors<TokenDataset<Space, T>, Space, T, T
                      public detail::PreloadedStorage<Space, 2>,
                      public detail::EpochSource<TokenDataset<Space, T>> {
   using Storage = detail::PreloadedStorage<Space, 2>;
-  static_assert(std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t> ||
-                    std::is_same_v<T, std::int32_t>,
+  static_assert(detail::is_token_type_v<T>,
                 "a TokenDataset holds tokens of std::uint16_t, std::uint32_t or std::int32_t");
 
  public:

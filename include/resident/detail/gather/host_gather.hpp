@@ -10,6 +10,7 @@
 #include <memory>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "resident/augment.hpp"
@@ -26,13 +27,8 @@ namespace resident::detail {
 /// Rows ahead of the one being copied whose first lines are asked for. Rows come from random
 /// places, which no hardware prefetcher predicts. The distance matters little: on CIFAR rows
 /// (bench_epoch), 1 to 8 rows ahead, a few lines or all, and either cache hint were within the
-/// noise of each other. Each row is placed when it is asked for, this many rows ahead of its
-/// copy.
+/// noise of each other. Each row is placed by the time it is asked for (see `place_group`).
 inline constexpr std::size_t gather_prefetch_rows = 4;
-/// Places of rows held by a gathering thread: the rows placed ahead of the copies, and the one
-/// being copied (a power of two, so that the ring's index is a mask).
-inline constexpr std::size_t place_ring = 8;
-static_assert(place_ring > gather_prefetch_rows && (place_ring & (place_ring - 1)) == 0);
 /// Lines of each row asked for ahead: the hardware prefetcher follows a row once its first
 /// lines are read in order, so asking for more only spends load slots.
 inline constexpr std::size_t gather_prefetch_lines = 4;
@@ -47,6 +43,41 @@ inline void prefetch_row(const void* address, std::size_t bytes) noexcept {
   (void)address;
   (void)bytes;
 #endif
+}
+
+/// @brief Whether `Order` places several rows at once (`order.places(r, count, reach, out)`).
+template <class Order, class = void>
+struct places_together : std::false_type {};
+template <class Order>
+struct places_together<Order, std::void_t<decltype(std::declval<const Order&>().places(
+                                  0, 0, SameAddress{}, static_cast<RowPlace*>(nullptr)))>>
+    : std::true_type {};
+
+/// Rows a gathering thread places at once where its order places several together: enough
+/// for the lanes of `mixture_samples` to refill from (see docs/design.md, Gathers).
+inline constexpr std::size_t place_group_rows = 16;
+
+/// @brief Rows of `Order` a gathering thread places at once (see `place_group_rows`).
+template <class Order>
+inline constexpr std::size_t place_group = places_together<Order>::value ? place_group_rows : 1;
+
+/// @brief The places of rows `[r, r + count)` of `order` into `placed`: together where the
+/// order computes several so (a mixture's, whose walks then overlap), else one by one.
+template <class Order>
+void place_rows(const Order& order, std::size_t r, std::size_t count, RowPlace* placed) {
+  if constexpr (places_together<Order>::value)
+    order.places(r, count, SameAddress{}, placed);
+  else
+    for (std::size_t i = 0; i < count; ++i) placed[i] = order.place(r + i, SameAddress{});
+}
+
+/// @brief The places a gathering thread holds: from the row being copied to the last placed,
+/// at most a group past the row asked for ahead, in whole groups (a power of two).
+template <class Order>
+constexpr std::size_t place_ring() noexcept {
+  std::size_t ring = place_group<Order>;
+  while (ring < place_group<Order> + gather_prefetch_rows) ring *= 2;
+  return ring;
 }
 
 /// @brief The fewest rows of `row_bytes` bytes that fill whole cache lines.
@@ -245,23 +276,32 @@ void host_gather(const Order& order, std::size_t rows, std::int64_t* indices, Co
                line_rows) *
       line_rows;
   workers.for_each_block(0, rows, block_rows, [&](std::size_t first, std::size_t last) {
-    // Each row is placed `gather_prefetch_rows` rows ahead of its copy, into a ring of places:
-    // the order's arithmetic overlaps the copies' loads, and nothing is allocated per block.
-    std::array<RowPlace, place_ring> places{};
-    const auto place = [&](std::size_t r) {
-      RowPlace& placed = places[r % place_ring];
-      placed = order.place(r, SameAddress{});
-      indices[r] = static_cast<std::int64_t>(placed.row);
-      (fields.prefetch(placed), ...);
+    // Rows are placed ahead of their copies, a group at a time, into a ring of places, and the
+    // caches asked for each `gather_prefetch_rows` rows ahead: the order's arithmetic overlaps
+    // the copies' loads, and nothing is allocated per block.
+    constexpr std::size_t group = place_group<Order>;
+    constexpr std::size_t ring = place_ring<Order>();
+    std::array<RowPlace, ring> places{};
+    std::size_t placed = first;  // rows below it are placed
+    const auto ask = [&](std::size_t r) {
+      while (placed <= r) {
+        RowPlace* at = places.data() + (placed - first) % ring;  // whole groups: no wrap
+        const std::size_t count = std::min(group, last - placed);
+        place_rows(order, placed, count, at);
+        for (std::size_t i = 0; i < count; ++i)
+          indices[placed + i] = static_cast<std::int64_t>(at[i].row);
+        placed += count;
+      }
+      (fields.prefetch(places[(r - first) % ring]), ...);
     };
-    for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r) place(r);
+    for (std::size_t r = first; r < std::min(last, first + gather_prefetch_rows); ++r) ask(r);
     const auto converters = std::make_tuple(RowConverter(fields.op)...);
     std::vector<std::byte> scratch(std::max({std::size_t{0}, fields.scratch_bytes()...}));
     for (std::size_t r = first; r < last; ++r) {
-      if (r + gather_prefetch_rows < last) place(r + gather_prefetch_rows);
+      if (r + gather_prefetch_rows < last) ask(r + gather_prefetch_rows);
       std::apply(
           [&](const auto&... convert) {
-            (fields.copy_row(places[r % place_ring], r, convert, scratch.data()), ...);
+            (fields.copy_row(places[(r - first) % ring], r, convert, scratch.data()), ...);
           },
           converters);
     }

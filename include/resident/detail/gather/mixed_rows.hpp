@@ -41,6 +41,21 @@ struct MixturePlaces {
         mixture_sample(table, key, interleave.position(stored.row(id)), reach);
     return {id, sample.source, sample.row};
   }
+  /// The places of positions `[r, r + count)`, computed together (host code: see
+  /// `mixture_samples`).
+  template <class Reach>
+  void places(std::uint64_t r, std::size_t count, const Reach& reach, RowPlace* placed) const {
+    mixture_samples(
+        table, key, count, reach,
+        [&](std::size_t i) {
+          placed[i].row = positions.row(r + i);
+          return interleave.position(stored.row(placed[i].row));
+        },
+        [&](std::size_t i, const MixtureSample& sample) {
+          placed[i].slot = sample.source;
+          placed[i].slot_row = sample.row;
+        });
+  }
 };
 
 /// @brief A gather source: a field's rows in the sources of a mixture, the row at `place` being

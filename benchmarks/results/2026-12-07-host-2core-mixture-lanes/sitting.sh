@@ -1,0 +1,19 @@
+#!/bin/sh
+# SPDX-FileCopyrightText: 2026 The resident authors
+# SPDX-License-Identifier: Apache-2.0
+# The sitting of these figures: bench_epoch's mixed epoch (CIFAR rows in sources of a quarter
+# and three quarters, weights 0.25 and 0.75 in periods of one batch) beside the single dataset's
+# shuffled epoch of the same rows, built before (BEFORE: one position placed at a time) and
+# after (AFTER: 16 at a time, in lanes) the host gather placed a mixture's rows together, run
+# in turn, three times each, three repetitions a run, on the 2-core host (no GPU).
+set -eu
+before=$1
+after=$2
+out=$(dirname "$0")
+for i in 1 2 3; do
+  for side in before after; do
+    if [ "$side" = before ]; then binary=$before; else binary=$after; fi
+    "$binary" --benchmark_filter='BM_HostMixedEpoch' --benchmark_repetitions=3 \
+      --benchmark_min_time=3 --benchmark_out="$out/$side-$i.json" --benchmark_out_format=json
+  done
+done
