@@ -682,10 +682,10 @@ class MixtureOrder {
                            "proportions (or 0: one period), or give the sources weights");
     }
   }
-  // The counts themselves, summed without rounding.
   // Repeats' and counts' samples (`amounts`, the largest `largest`) as integers in the same
   // proportions, all scaled by one power of two that keeps the largest below 2^63: counts
-  // exactly, whatever their size beside a repeat, and repeats to a double's 53 bits.
+  // exactly, whatever their size beside a repeat (a double would round one above 2^53), and
+  // repeats to a double's 53 bits.
   static std::vector<std::uint64_t> absolute_amounts(const std::vector<MixtureShare>& shares,
                                                      const std::vector<double>& amounts,
                                                      double largest) {
