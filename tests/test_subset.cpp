@@ -4,7 +4,9 @@
 // Subsets and splits: a subset serves, epoch after epoch, the batches of a DeviceDataset made
 // from copies of its rows, bit for bit, whatever its rows (a range, a list, a random part),
 // shuffle, transforms, remainder and rank; a range's runs are views of the dataset's memory;
-// a subset outlives its dataset; every refusal comes when a subset is made.
+// a subset outlives its dataset; every refusal comes when a subset is made. A subset of a
+// streamed dataset streams the batches of a stream of copies of its rows, in either order, from
+// memory or from files.
 
 #include <gtest/gtest.h>
 
@@ -24,11 +26,14 @@
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/image_layout.hpp"
+#include "resident/load_dataset.hpp"
+#include "resident/streaming_dataset.hpp"
 #include "resident/subset.hpp"
 #include "support/epoch_bytes.hpp"
 #include "support/epoch_checks.hpp"
 #include "support/small_images.hpp"
 #include "support/spaces.hpp"
+#include "support/temp_npy.hpp"
 
 namespace {
 
@@ -67,6 +72,58 @@ DatasetOptions options_of(Remainder remainder, int rank, int world) {
   return options;
 }
 
+// What `make()` throws as InvalidArgument, or "no refusal".
+template <class Make>
+std::string refusal(Make&& make) {
+  try {
+    make();
+  } catch (const resident::InvalidArgument& error) {
+    return error.what();
+  }
+  return "no refusal";
+}
+
+// Every part of `dataset`, moved from, is refused: ranges and lists of 0 and 1 rows, a split.
+template <class Part, class Moved>
+void expect_parts_refused(const Moved& dataset, const DatasetOptions& options) {
+  for (const std::size_t rows : {0, 1}) {
+    EXPECT_NE(refusal([&] { Part(dataset, 0, rows, options); }).find("moved from"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] {
+                Part(dataset, std::vector<std::size_t>(rows, 0), options);
+              }).find("moved from"),
+              std::string::npos);
+  }
+  EXPECT_NE(
+      refusal([&] { (void)resident::random_split(dataset, {}, 1, options); }).find("moved from"),
+      std::string::npos);
+}
+
+// A part's epochs against the reference's (a DeviceDataset of the copied rows; for a streamed
+// part in window order, a stream of them), two epochs of each shuffle and transform; returns
+// the cells compared.
+template <class Reference, class Part>
+std::size_t expect_same_epochs(Reference& reference, Part& part) {
+  EXPECT_EQ(part.num_rows(), reference.num_rows());
+  EXPECT_EQ(part.num_batches(), reference.num_batches());
+  std::size_t cells = 0;
+  for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
+    for (const Transform transform : {Transform::none, Transform::all}) {
+      SCOPED_TRACE(resident::testing::shuffle_name(shuffle) +
+                   std::string(transform == Transform::all ? ", all transforms" : ""));
+      for (const std::uint64_t epoch : {0, 1}) {
+        const EpochOptions epoch_options{11, epoch, shuffle};
+        const auto expected = record(reference, epoch_options, transform);
+        const auto got = record(part, epoch_options, transform);
+        EXPECT_EQ(got.valid, expected.valid);
+        EXPECT_TRUE(got == expected) << "the batches differ from the copied rows'";
+      }
+      ++cells;
+    }
+  }
+  return cells;
+}
+
 template <class Space>
 using Dataset = resident::DeviceDataset<Space, std::uint8_t, std::int32_t>;
 template <class Space>
@@ -101,25 +158,10 @@ TYPED_TEST(SubsetEpochs, EveryPartServesTheBatchesOfADatasetOfItsRows) {
           Subset<TypeParam> subset = name == std::string("range")
                                          ? Subset<TypeParam>(dataset, 10, 57, options)
                                          : Subset<TypeParam>(dataset, rows, options);
-          ASSERT_EQ(subset.num_rows(), reference.num_rows());
-          ASSERT_EQ(subset.num_batches(), reference.num_batches());
-          ASSERT_EQ(subset.contiguous(), name == std::string("range"));
-          for (const Shuffle shuffle : {Shuffle::none, Shuffle::batches, Shuffle::samples}) {
-            for (const Transform transform : {Transform::none, Transform::all}) {
-              SCOPED_TRACE(std::string(name) + ", rank " + std::to_string(rank) + " of " +
-                           std::to_string(world) + ", " + resident::remainder_name(remainder) +
-                           ", " + resident::testing::shuffle_name(shuffle) +
-                           (transform == Transform::all ? ", all transforms" : ""));
-              for (const std::uint64_t epoch : {0, 1}) {
-                const EpochOptions epoch_options{11, epoch, shuffle};
-                const auto expected = record(reference, epoch_options, transform);
-                const auto got = record(subset, epoch_options, transform);
-                ASSERT_EQ(got.valid, expected.valid);
-                ASSERT_TRUE(got == expected) << "the batches differ from the copied rows'";
-              }
-              ++cells;
-            }
-          }
+          SCOPED_TRACE(std::string(name) + ", rank " + std::to_string(rank) + " of " +
+                       std::to_string(world) + ", " + resident::remainder_name(remainder));
+          EXPECT_EQ(subset.contiguous(), name == std::string("range"));
+          cells += expect_same_epochs(reference, subset);
         }
       }
     }
@@ -214,14 +256,6 @@ TYPED_TEST(SubsetEpochs, BadRowsAreRefusedWhenTheSubsetIsMade) {
   Dataset<TypeParam> dataset(this->space_, resident::testing::epoch_options(16, Remainder::drop),
                              data.x(), data.y());
   const DatasetOptions options = resident::testing::epoch_options(8, Remainder::drop);
-  const auto refusal = [&](auto&& make) -> std::string {
-    try {
-      make();
-    } catch (const resident::InvalidArgument& error) {
-      return error.what();
-    }
-    return "no refusal";
-  };
   EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 100, 4, options); }).find("reach past"),
             std::string::npos);
   EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, SIZE_MAX, 2, options); }).find("103 rows"),
@@ -251,19 +285,8 @@ TYPED_TEST(SubsetEpochs, BadRowsAreRefusedWhenTheSubsetIsMade) {
             1u);
   EXPECT_EQ(Subset<TypeParam>(dataset, 0, 103, options).num_batches(), 12u);
   Dataset<TypeParam> moved_to = std::move(dataset);
-  // NOLINTBEGIN(bugprone-use-after-move): subsets of a moved-from dataset are refused
-  for (const std::size_t rows : {0, 1}) {
-    EXPECT_NE(refusal([&] { Subset<TypeParam>(dataset, 0, rows, options); }).find("moved from"),
-              std::string::npos);
-    EXPECT_NE(refusal([&] {
-                Subset<TypeParam>(dataset, std::vector<std::size_t>(rows, 0), options);
-              }).find("moved from"),
-              std::string::npos);
-  }
-  EXPECT_NE(
-      refusal([&] { (void)resident::random_split(dataset, {}, 1, options); }).find("moved from"),
-      std::string::npos);
-  // NOLINTEND(bugprone-use-after-move)
+  // NOLINTNEXTLINE(bugprone-use-after-move): subsets of a moved-from dataset are refused
+  expect_parts_refused<Subset<TypeParam>>(dataset, options);
   EXPECT_EQ(Subset<TypeParam>(moved_to, 0, 103, options).num_rows(), 103u);
 }
 
@@ -351,3 +374,157 @@ TEST(RandomSplitRows, PartsAreDisjointCoverEveryRowAndFollowTheSeed) {
 }
 
 }  // namespace
+
+namespace {
+
+template <class Space>
+using Stream = resident::StreamingDataset<Space, std::uint8_t, std::int32_t>;
+
+// Options of a stream in `order`, of chunks of two batches, cut as `options_of` cuts them.
+DatasetOptions stream_options(Remainder remainder, int rank, int world,
+                              resident::StreamOrder order) {
+  DatasetOptions options = options_of(remainder, rank, world);
+  options.streaming.order = order;
+  options.streaming.chunk_batches = 2;
+  options.streaming.chunk_slots = 3;
+  options.streaming.prefetch_chunks = 1;
+  return options;
+}
+
+}  // namespace
+
+// The matrix of a stream's subsets: order (whole-epoch, window) x rows (a range, a random part,
+// a list with repeats in reverse, a list of a list) x remainder x rank of 1 and 2 ranks x
+// shuffle x transform, two epochs each: the batches of a stream of the rows' copies in that
+// order (in whole-epoch order, a DeviceDataset's), bit for bit.
+TYPED_TEST(SubsetEpochs, EveryPartOfAStreamServesTheBatchesOfAStreamOfItsRows) {
+  const Images data;
+  std::vector<std::size_t> listed = resident::random_split_rows(kRows, {61, 42}, 7)[1];
+  listed.insert(listed.end(), {5, 5, 102, 0});
+  std::reverse(listed.begin(), listed.end());
+  std::vector<std::size_t> every_other, of_listed;  // rows of a subset of the `listed` subset
+  for (std::size_t row = 0; row < listed.size(); row += 2) {
+    every_other.push_back(row);
+    of_listed.push_back(listed[row]);
+  }
+  std::size_t cells = 0;
+  for (const auto order : {resident::StreamOrder::whole_epoch, resident::StreamOrder::window}) {
+    const Stream<TypeParam> dataset(this->space_, stream_options(Remainder::drop, 0, 1, order),
+                                    data.x(), data.y());
+    ASSERT_EQ(dataset.order(), order);
+    const auto split =
+        resident::random_split(dataset, {61, 42}, 7, stream_options(Remainder::drop, 0, 1, order));
+    ASSERT_EQ(split.size(), 2u);
+    const std::vector<std::pair<const char*, std::vector<std::size_t>>> selections{
+        {"range", range_rows(10, 57)},
+        {"random part", resident::random_split_rows(kRows, {61, 42}, 7)[0]},
+        {"list", listed},
+        {"list of a list", of_listed}};
+    const Stream<TypeParam> of_list(dataset, listed, stream_options(Remainder::drop, 0, 1, order));
+    for (const auto& [name, rows] : selections) {
+      const auto copied = data.take(rows);
+      for (const int world : {1, 2}) {
+        for (int rank = 0; rank < world; ++rank) {
+          for (const Remainder remainder : {Remainder::drop, Remainder::partial, Remainder::pad}) {
+            const DatasetOptions options = stream_options(remainder, rank, world, order);
+            SCOPED_TRACE(std::string(resident::stream_order_name(order)) + ", " + name + ", rank " +
+                         std::to_string(rank) + " of " + std::to_string(world) + ", " +
+                         resident::remainder_name(remainder));
+            const std::string which = name;
+            const auto make_part = [&, &rows = rows]() -> Stream<TypeParam> {
+              if (which == "range") return {dataset, 10, 57, options};
+              if (which == "list of a list") return {of_list, every_other, options};
+              return {dataset, rows, options};
+            };
+            Stream<TypeParam> part = make_part();
+            ASSERT_EQ(part.order(), order);
+            if (order == resident::StreamOrder::whole_epoch) {
+              Dataset<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+              cells += expect_same_epochs(reference, part);
+            } else {
+              Stream<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+              cells += expect_same_epochs(reference, part);
+            }
+            if (which == "random part" && world == 1 && remainder == Remainder::drop) {
+              Stream<TypeParam> split_part =
+                  std::move(resident::random_split(dataset, {61, 42}, 7, options)[0]);
+              Stream<TypeParam> listed_part(dataset, rows, options);
+              cells += expect_same_epochs(listed_part, split_part);
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cells, 2u * (4 * 3 * 3 * 3 * 2 + 3 * 2));
+}
+
+// A subset of a stream read from files (in window order, a chunk's rows read where they lie
+// in the files, the runs of consecutive rows at once; in whole-epoch order, the files' rows in
+// memory) serves the batches of a stream of the rows' copies, and outlives its dataset.
+TYPED_TEST(SubsetEpochs, APartOfAStreamOfFilesServesItsRowsAndOutlivesTheStream) {
+  const Images data;
+  const resident::testing::TempNpy x("subset_x", data.pixels, {kRows, 3, 4, 4});
+  const resident::testing::TempNpy y("subset_y", data.labels, {kRows});
+  const std::vector<std::size_t> rows = resident::random_split_rows(kRows, {70, 33}, 4)[1];
+  std::vector<std::size_t> runs = range_rows(20, 30);  // runs of consecutive rows, and a repeat
+  runs.insert(runs.end(), {3, 4, 5, 5, 90, 91});
+  for (const auto order : {resident::StreamOrder::whole_epoch, resident::StreamOrder::window}) {
+    for (const auto& selection : {rows, runs}) {
+      const DatasetOptions options = stream_options(Remainder::pad, 1, 2, order);
+      auto dataset = std::make_unique<Stream<TypeParam>>(
+          resident::load_streaming_dataset<TypeParam, std::uint8_t, std::int32_t>(
+              this->space_, stream_options(Remainder::drop, 0, 1, order), x.path, y.path));
+      Stream<TypeParam> part(*dataset, selection, options);
+      dataset.reset();
+      const auto copied = data.take(selection);
+      Stream<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+      SCOPED_TRACE(resident::stream_order_name(order));
+      EXPECT_EQ(part.order(), order);
+      EXPECT_EQ(expect_same_epochs(reference, part), 6u);
+    }
+  }
+}
+
+// Refusals come when the subset is made, as a DeviceDataset's subsets' do, and lose nothing:
+// the dataset streams as before; a moved-from part is empty, and its epochs made before throw.
+TYPED_TEST(SubsetEpochs, BadRowsOfAStreamAreRefusedWhenThePartIsMade) {
+  const Images data;
+  const DatasetOptions options =
+      stream_options(Remainder::drop, 0, 1, resident::StreamOrder::whole_epoch);
+  Stream<TypeParam> dataset(this->space_, options, data.x(), data.y());
+  EXPECT_NE(refusal([&] { Stream<TypeParam>(dataset, 100, 4, options); }).find("reach past"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { Stream<TypeParam>(dataset, 1, SIZE_MAX, options); }).find("103 rows"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              Stream<TypeParam>(dataset, std::vector<std::size_t>{7, SIZE_MAX}, options);
+            }).find("row 1 of the subset is 18446744073709551615"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              (void)resident::random_split(dataset, {100, 4}, 1, options);
+            }).find("more than 103"),
+            std::string::npos);
+  // Edges: no rows, one row, every row.
+  EXPECT_EQ(Stream<TypeParam>(dataset, 103, 0, options).num_batches(), 0u);
+  EXPECT_EQ(Stream<TypeParam>(dataset, std::vector<std::size_t>{}, options).num_rows(), 0u);
+  EXPECT_EQ(
+      Stream<TypeParam>(dataset, 102, 1,
+                        stream_options(Remainder::pad, 0, 1, resident::StreamOrder::automatic))
+          .num_batches(),
+      1u);
+  Stream<TypeParam> whole(dataset, 0, 103, options);
+  Dataset<TypeParam> reference(this->space_, options, data.x(), data.y());
+  EXPECT_EQ(expect_same_epochs(reference, whole), 6u);
+  auto epoch = whole.epoch({3, 0, Shuffle::samples});
+  Stream<TypeParam> taken = std::move(whole);
+  // NOLINTBEGIN(bugprone-use-after-move): what a moved-from part answers, and parts of it
+  EXPECT_TRUE(whole.moved_from());
+  EXPECT_EQ(whole.num_rows(), 0u);
+  EXPECT_EQ(whole.bytes(), 0u);
+  EXPECT_THROW((void)epoch.batch(0), resident::Error);
+  expect_parts_refused<Stream<TypeParam>>(whole, options);
+  // NOLINTEND(bugprone-use-after-move)
+  EXPECT_EQ(expect_same_epochs(reference, taken), 6u);
+  EXPECT_EQ(expect_same_epochs(reference, dataset), 6u);
+}

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@
 #include "resident/detail/dataset/dataset_core.hpp"
 #include "resident/detail/dataset/layout.hpp"
 #include "resident/detail/dataset/owner_base.hpp"
+#include "resident/detail/dataset/row_selection.hpp"
 #include "resident/detail/expects.hpp"
 #include "resident/detail/gather/gather_ring.hpp"
 #include "resident/detail/gather/host_gather.hpp"
@@ -41,6 +43,7 @@
 #include "resident/error.hpp"
 #include "resident/host_tensor.hpp"
 #include "resident/space_traits.hpp"
+#include "resident/split.hpp"
 
 namespace resident {
 
@@ -126,6 +129,32 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
             std::move(space), options, detail::make_layout(options, fields...),
             {detail::RowSource::memory(fields.data(), fields.rows(), fields.row_bytes())...},
             {fields.row_shape()...}) {}
+
+  /// @brief A subset of a streamed dataset (PyTorch's `Subset`): rows `[first, first + count)`
+  /// of `dataset`'s rows (`num_rows()`, this rank's), streamed as a dataset of their own, cut
+  /// by `options`, with chunk slots and a gather ring of its own, planned and allocated now as
+  /// for any streaming dataset. It reads `dataset`'s sources (the caller's tensors, the files
+  /// held open, the rows read into host memory), which it shares, so that it outlives
+  /// `dataset`; every epoch serves the batches of a `StreamingDataset` of copies of those rows
+  /// under the same options (in whole-epoch order, those of a `DeviceDataset` of them).
+  /// @throws InvalidArgument when the range reaches past `dataset.num_rows()` or `dataset` was
+  /// moved from; what the other constructors throw for `options`.
+  StreamingDataset(const StreamingDataset& dataset, std::size_t first, std::size_t count,
+                   const DatasetOptions& options)
+      : StreamingDataset(
+            dataset, detail::select_range(dataset.num_rows(), dataset.moved_from(), first, count),
+            options) {}
+
+  /// @brief A subset of a streamed dataset: `dataset`'s rows `rows`, in their order (repeats
+  /// allowed), as the range constructor streams a range. Its host memory holds the list (one
+  /// `std::size_t` a row).
+  /// @throws InvalidArgument naming the first row that is not below `dataset.num_rows()`, or
+  /// when `dataset` was moved from; what the other constructors throw for `options`.
+  StreamingDataset(const StreamingDataset& dataset, const std::vector<std::size_t>& rows,
+                   const DatasetOptions& options)
+      : StreamingDataset(
+            dataset, detail::select_list(dataset.num_rows(), dataset.moved_from(), rows), options) {
+  }
 
   /// @brief Exchanges the contents of two datasets.
   void swap(StreamingDataset& other) noexcept { std::swap(*this, other); }
@@ -313,6 +342,33 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     if (options.streaming.large_pages) streamers_.advise_large_pages();
   }
 
+  // Streams `selection`'s rows of `dataset`'s rows from its sources.
+  StreamingDataset(const StreamingDataset& dataset, const detail::RowSelection& selection,
+                   const DatasetOptions& options)
+      : StreamingDataset(dataset.space(), options,
+                         detail::make_layout<sizeof...(Ts)>(
+                             options, dataset.selected_shapes(selection.rows), {sizeof(Ts)...}),
+                         dataset.selected_sources(selection), dataset.impl_row_shapes()) {}
+
+  [[nodiscard]] std::array<Shape, num_fields> selected_shapes(std::size_t rows) const {
+    std::array<Shape, num_fields> shapes{};
+    for (std::size_t field = 0; field < num_fields; ++field)
+      shapes[field] = this->impl_row_shapes()[field].prepend(rows);
+    return shapes;
+  }
+  // The sources of `selection`'s rows: each the source row that the dataset's stored row is.
+  [[nodiscard]] std::array<detail::RowSource, num_fields> selected_sources(
+      const detail::RowSelection& selection) const {
+    const detail::SourceMap map = detail::source_map(this->impl_core().layout());
+    auto rows = std::make_shared<std::vector<std::size_t>>(selection.rows);
+    for (std::size_t row = 0; row < selection.rows; ++row)
+      (*rows)[row] = static_cast<std::size_t>(map.row(selection.row(row)));
+    std::array<detail::RowSource, num_fields> sources;
+    for (std::size_t field = 0; field < num_fields; ++field)
+      sources[field] = detail::RowSource::selected(streamers_.sources()[field], rows);
+    return sources;
+  }
+
   [[nodiscard]] const detail::StreamLayout<num_fields>& stream_layout() const noexcept {
     return stream_layout_.get();
   }
@@ -344,6 +400,19 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   };
   std::unique_ptr<PlainPass> plain_;
 };
+
+/// @brief PyTorch's `random_split` of a streamed dataset: its rows in disjoint random parts of
+/// `lengths` rows (`random_split_rows`), each a subset streamed under `options` (see the
+/// list constructor). For parts cut by options of their own, make each from
+/// `random_split_rows`.
+/// @throws what `random_split_rows` and the subsets throw (a dataset moved from is refused,
+/// also for no parts); nothing is kept.
+template <class Space, class... Ts>
+std::vector<StreamingDataset<Space, Ts...>> random_split(
+    const StreamingDataset<Space, Ts...>& dataset, const std::vector<std::size_t>& lengths,
+    std::uint64_t seed, const DatasetOptions& options) {
+  return detail::split_parts<StreamingDataset<Space, Ts...>>(dataset, lengths, seed, options);
+}
 
 /// Deduces the field types from the tensors: `StreamingDataset ds(space, opt, x, y)`.
 template <class Space, class... Ts>

@@ -34,6 +34,7 @@
 #include "resident/epoch.hpp"
 #include "resident/permutation.hpp"
 #include "resident/shape.hpp"
+#include "resident/split.hpp"
 
 namespace resident {
 
@@ -188,69 +189,6 @@ class Subset : public DatasetAccessors<Subset<Space, Ts...>, Space, Ts...>,
   detail::ResetOnMove<detail::RowSelection> selection_;
 };
 
-/// @brief The rows of parts with `fractions` of `rows` rows, as PyTorch's `random_split` counts
-/// them: each part `floor(rows * fraction)`, then the rows left one each to the parts in turn,
-/// from the first.
-/// @throws InvalidArgument when `fractions` is empty, one is not in `[0, 1]`, or they do not
-/// sum to 1 (within 1e-6).
-inline std::vector<std::size_t> split_lengths(std::size_t rows,
-                                              const std::vector<double>& fractions) {
-  RESIDENT_EXPECTS(!fractions.empty(),
-                   "split_lengths was given no fractions; give one per part, summing to 1");
-  double sum = 0;
-  for (std::size_t part = 0; part < fractions.size(); ++part) {
-    RESIDENT_EXPECTS(fractions[part] >= 0 && fractions[part] <= 1,
-                     "fraction " + std::to_string(part) + " is " + std::to_string(fractions[part]) +
-                         "; give fractions in [0, 1], summing to 1");
-    sum += fractions[part];
-  }
-  RESIDENT_EXPECTS(std::abs(sum - 1) <= 1e-6, "the fractions sum to " + std::to_string(sum) +
-                                                  "; give fractions that sum to 1");
-  std::vector<std::size_t> lengths(fractions.size());
-  std::size_t given = 0;
-  for (std::size_t part = 0; part < fractions.size(); ++part) {
-    const long double share = std::floor(static_cast<long double>(rows) * fractions[part]);
-    lengths[part] = share >= static_cast<long double>(rows - given)
-                        ? rows - given
-                        : static_cast<std::size_t>(share);
-    given += lengths[part];
-  }
-  for (std::size_t part = 0; given < rows; part = (part + 1) % lengths.size(), ++given)
-    ++lengths[part];
-  return lengths;
-}
-
-/// @brief The rows of each part of a seeded random split of `rows` rows into parts of
-/// `lengths` rows: part `i` is the next `lengths[i]` rows of the seeded permutation of
-/// `[0, rows)` (`Permutation(rows, seed, 0)`), so that the parts are disjoint, cover every
-/// row, and are the same on every machine and every run with this seed.
-/// @throws InvalidArgument when `lengths` do not sum to `rows`.
-inline std::vector<std::vector<std::size_t>> random_split_rows(
-    std::size_t rows, const std::vector<std::size_t>& lengths, std::uint64_t seed) {
-  std::size_t sum = 0;  // at most `rows`: a length past the rows left ends the sum
-  bool over = false;
-  for (const std::size_t length : lengths) {
-    over = length > rows - sum;
-    if (over) break;
-    sum += length;
-  }
-  RESIDENT_EXPECTS(!over && sum == rows,
-                   "the parts' lengths sum to " +
-                       (over ? "more than " + std::to_string(rows) : std::to_string(sum)) +
-                       " rows, but there are " + std::to_string(rows) +
-                       "; give lengths that sum to the rows (split_lengths makes them from "
-                       "fractions)");
-  const Permutation order(rows, seed, 0);
-  std::vector<std::vector<std::size_t>> parts(lengths.size());
-  std::uint64_t next = 0;
-  for (std::size_t part = 0; part < lengths.size(); ++part) {
-    parts[part].reserve(lengths[part]);
-    for (std::size_t row = 0; row < lengths[part]; ++row)
-      parts[part].push_back(static_cast<std::size_t>(order(next++)));
-  }
-  return parts;
-}
-
 /// @brief PyTorch's `random_split`: `dataset`'s rows in disjoint random parts of `lengths`
 /// rows (`random_split_rows`), each a `Subset` cut by `options`. For parts cut by options of
 /// their own, make each `Subset` from `random_split_rows`.
@@ -260,16 +198,7 @@ template <class Space, class... Ts>
 std::vector<Subset<Space, Ts...>> random_split(const DeviceDataset<Space, Ts...>& dataset,
                                                const std::vector<std::size_t>& lengths,
                                                std::uint64_t seed, const DatasetOptions& options) {
-  detail::check_not_moved_from(dataset.moved_from());  // also where no part has a row
-  const std::vector<std::vector<std::size_t>> rows =
-      random_split_rows(dataset.num_rows(), lengths, seed);
-  std::vector<Subset<Space, Ts...>> parts;
-  parts.reserve(rows.size());
-  std::transform(rows.begin(), rows.end(), std::back_inserter(parts),
-                 [&](const std::vector<std::size_t>& part) {
-                   return Subset<Space, Ts...>(dataset, part, options);
-                 });
-  return parts;
+  return detail::split_parts<Subset<Space, Ts...>>(dataset, lengths, seed, options);
 }
 
 }  // namespace resident

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -43,6 +44,41 @@ TEST(RowSource, OwnedMemoryIsSharedByCopiesAndCounted) {
   const TempNpy file("row_source_file", borrowed, {3, 2});
   const auto open = std::make_shared<const resident::detail::ReadFile>(file.path);
   EXPECT_EQ(RowSource::file(open, 128, 3, 8).owned_bytes(), 0u);
+}
+
+// A selection reads its rows of the base, from memory or from a file (runs of consecutive
+// rows at once); a selection of a selection selects from the first one's base; both keep the
+// base's bytes alive and answer as a source of their own rows.
+TEST(RowSource, ASelectionReadsItsRowsOfTheBase) {
+  std::vector<std::int32_t> values(40);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int32_t>(i);
+  const TempNpy file("row_source_selected", values, {20, 2});
+  const auto open = std::make_shared<const resident::detail::ReadFile>(file.path);
+  const auto rows = std::make_shared<const std::vector<std::size_t>>(
+      std::vector<std::size_t>{19, 3, 4, 5, 5, 0, 1});
+  const auto every_other =
+      std::make_shared<const std::vector<std::size_t>>(std::vector<std::size_t>{0, 2, 4, 6});
+  for (const RowSource& base :
+       {RowSource::memory(values.data(), 20, 8), RowSource::file(open, 128, 20, 8)}) {
+    const RowSource selected = RowSource::selected(base, rows);
+    EXPECT_EQ(selected.rows(), 7u);
+    EXPECT_EQ(selected.row_bytes(), 8u);
+    EXPECT_TRUE(selected.selects());
+    EXPECT_EQ(selected.memory(), nullptr) << "its rows are no run of memory";
+    EXPECT_EQ(selected.in_memory(), base.memory() != nullptr);
+    std::vector<std::int32_t> read(std::size_t{2} * 7);
+    selected.read(0, 7, reinterpret_cast<std::byte*>(read.data()));  // NOLINT: the rows' bytes
+    EXPECT_EQ(read, (std::vector<std::int32_t>{38, 39, 6, 7, 8, 9, 10, 11, 10, 11, 0, 1, 2, 3}));
+    const std::size_t picked[] = {6, 0, 2};
+    std::vector<std::int32_t> gathered(std::size_t{6});
+    selected.gather(picked, 3, reinterpret_cast<std::byte*>(gathered.data()));  // NOLINT
+    EXPECT_EQ(gathered, (std::vector<std::int32_t>{2, 3, 38, 39, 8, 9}));
+    const RowSource twice = RowSource::selected(selected, every_other);
+    EXPECT_EQ(twice.rows(), 4u);
+    std::vector<std::int32_t> second(std::size_t{6});
+    twice.read(1, 3, reinterpret_cast<std::byte*>(second.data()));  // NOLINT
+    EXPECT_EQ(second, (std::vector<std::int32_t>{8, 9, 10, 11, 2, 3}));
+  }
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ template <std::size_t Fields>
 bool streams_whole_epoch(StreamOrder order, const std::array<RowSource, Fields>& sources) {
   // A source of no bytes (an empty tensor may have a null pointer) reads nothing from anywhere.
   const bool in_memory = std::all_of(sources.begin(), sources.end(), [](const RowSource& source) {
-    return source.memory() != nullptr || source.rows() == 0 || source.row_bytes() == 0;
+    return source.in_memory() || source.rows() == 0 || source.row_bytes() == 0;
   });
   RESIDENT_EXPECTS(in_memory || order != StreamOrder::whole_epoch,
                    "StreamOptions::order is whole_epoch but a field's rows are read from a file; "
@@ -303,14 +303,22 @@ class ChunkStreamers {
                  std::shared_ptr<const void> reader_owner, const DatasetLayout<Fields>& layout,
                  const StreamLayout<Fields>& stream, std::array<RowSource, Fields> sources,
                  bool whole_epoch, unsigned threads)
-      : recipe_(std::make_unique<Recipe>(Recipe{
-            space, reader, std::move(reader_owner), layout, stream, std::move(sources), whole_epoch,
-            whole_epoch && space_traits<Space>::gather_engine::reads_host_memory, threads})) {
+      : recipe_(std::make_unique<Recipe>(
+            Recipe{space, reader, std::move(reader_owner), layout, stream, sources, whole_epoch,
+                   whole_epoch && space_traits<Space>::gather_engine::reads_host_memory &&
+                       std::none_of(sources.begin(), sources.end(),
+                                    [](const RowSource& source) { return source.selects(); }),
+                   threads})) {
     pool_.add(make_streamer());
   }
 
   /// @brief Bytes of the chunk slots held: lent to live passes, or idle for the next.
   [[nodiscard]] std::size_t bytes() const noexcept { return pool_.bytes(); }
+  /// @brief Where each field's rows are read from (a streamer that was moved from has none:
+  /// ask only one that was made).
+  [[nodiscard]] const std::array<RowSource, Fields>& sources() const noexcept {
+    return recipe_->sources;
+  }
   /// @brief Bytes of host memory the sources own (rows read or inflated for the stream).
   [[nodiscard]] std::size_t host_bytes() const noexcept {
     if (!recipe_) return 0;

@@ -102,6 +102,29 @@ class RowSource {
     return source;
   }
 
+  /// @brief Rows `rows[i]` of `base` as row `i`, for each `i` (a subset of a streamed
+  /// dataset): the same bytes or files, shared with `base`'s copies. A selection of a
+  /// selection selects from the first one's base.
+  static RowSource selected(const RowSource& base,
+                            const std::shared_ptr<const std::vector<std::size_t>>& rows) {
+    RowSource source;
+    source.rows_ = rows->size();
+    source.row_bytes_ = base.row_bytes_;
+    source.owned_bytes_ = base.owned_bytes_;
+    source.mapped_bytes_ = base.mapped_bytes_;
+    if (base.base_ == nullptr) {
+      source.base_ = std::make_shared<const RowSource>(base);
+      source.selection_ = rows;
+      return source;
+    }
+    auto through = std::make_shared<std::vector<std::size_t>>(rows->size());
+    for (std::size_t row = 0; row < rows->size(); ++row)
+      (*through)[row] = (*base.selection_)[(*rows)[row]];
+    source.base_ = base.base_;
+    source.selection_ = std::move(through);
+    return source;
+  }
+
   /// The same rows, read once while a dataset is made from them (a preload) rather than every
   /// epoch: what a changed file's refusal says.
   [[nodiscard]] RowSource read_once() const {
@@ -112,8 +135,15 @@ class RowSource {
 
   [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::size_t row_bytes() const noexcept { return row_bytes_; }
-  /// The source's first byte when it is host memory (borrowed, owned or mapped), else null.
+  /// The source's first byte when it is host memory (borrowed, owned or mapped), else null
+  /// (also for a selection of such rows, which do not lie one after another).
   [[nodiscard]] const std::byte* memory() const noexcept { return memory_; }
+  /// Whether the rows are in host memory: `memory()`'s, or the rows a selection takes of them.
+  [[nodiscard]] bool in_memory() const noexcept {
+    return memory_ != nullptr || (base_ != nullptr && base_->memory_ != nullptr);
+  }
+  /// Whether the source selects rows of another (see `selected`).
+  [[nodiscard]] bool selects() const noexcept { return base_ != nullptr; }
   /// Bytes of host memory this source owns (shared with its copies); 0 for memory the caller
   /// keeps alive and for files.
   [[nodiscard]] std::size_t owned_bytes() const noexcept { return owned_bytes_; }
@@ -132,6 +162,7 @@ class RowSource {
   /// @brief Waits until every row is in memory and the filling's last checks are done.
   /// @throws as `await_rows`.
   void await_all() const {
+    if (base_) return base_->await_all();
     if (filling_) filling_->wait_all();
   }
 
@@ -141,6 +172,7 @@ class RowSource {
   /// is served; nothing for other sources (`read` checks files itself).
   /// @throws FormatError naming the change.
   void check_mapping() const {
+    if (base_) return base_->check_mapping();
     if (mapping_) mapping_->file().check_unchanged("while streaming", changed_file_advice(false));
   }
 
@@ -149,6 +181,13 @@ class RowSource {
   /// copied (a hint: nothing for memory, and nothing where the kernel ignores it).
   void advise_will_read(std::size_t first, std::size_t count) const noexcept {
     if (count == 0) return;
+    if (base_) {  // each run of consecutive rows of the base
+      const std::size_t* base_rows = selection_->data() + first;
+      for_each_run(base_rows, count, [this, base_rows](std::size_t at, std::size_t run) {
+        base_->advise_will_read(base_rows[at], run);
+      });
+      return;
+    }
     if (mapping_) {
       static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
       const auto begin = reinterpret_cast<std::uintptr_t>(memory_ + first * row_bytes_);  // NOLINT
@@ -170,6 +209,7 @@ class RowSource {
   void read(std::size_t first, std::size_t count, std::byte* into) const {
     const std::size_t bytes = count * row_bytes_;
     if (bytes == 0) return;
+    if (base_) return base_->gather(selection_->data() + first, count, into);
     if (memory_ != nullptr) {
       await_rows(first + count);
       const BusFaultsDelivered faults;  // a mapped file cut meanwhile: zeros, then the check
@@ -189,8 +229,15 @@ class RowSource {
   /// `into` (a mapping is checked once, after the last).
   /// @throws what `read` throws.
   void gather(const std::size_t* rows, std::size_t count, std::byte* into) const {
-    if (memory_ == nullptr) {
-      for (std::size_t r = 0; r < count; ++r) read(rows[r], 1, into + r * row_bytes_);
+    if (base_) {
+      std::vector<std::size_t> base_rows(count);
+      for (std::size_t r = 0; r < count; ++r) base_rows[r] = (*selection_)[rows[r]];
+      return base_->gather(base_rows.data(), count, into);
+    }
+    if (memory_ == nullptr) {  // a read for each run of consecutive rows
+      for_each_run(rows, count, [this, rows, into](std::size_t at, std::size_t run) {
+        read(rows[at], run, into + at * row_bytes_);
+      });
       return;
     }
     if (filling_ && count != 0) await_rows(*std::max_element(rows, rows + count) + 1);
@@ -201,6 +248,17 @@ class RowSource {
   }
 
  private:
+  // Calls `run(at, rows)` for each run of `rows` rows from `list[at]` on that `list` holds
+  // one after another (`list[at + i] == list[at] + i`), in order.
+  template <class Run>
+  static void for_each_run(const std::size_t* list, std::size_t count, Run&& run) {
+    for (std::size_t at = 0, length = 0; at < count; at += length) {
+      length = 1;
+      while (at + length < count && list[at + length] == list[at] + length) ++length;
+      run(at, length);
+    }
+  }
+
   // Calls `part(span, offset, bytes)` for each file's part of rows `[first, first + count)`, in
   // order: `bytes` bytes from byte `offset` of `span.file`.
   template <class Part>
@@ -260,6 +318,9 @@ class RowSource {
   std::size_t rows_ = 0;
   std::size_t row_bytes_ = 0;
   bool once_ = false;  // read while a dataset is made, not while it streams
+  // A selection's rows: row `r` is row `(*selection_)[r]` of `*base_` (see `selected`).
+  std::shared_ptr<const RowSource> base_;
+  std::shared_ptr<const std::vector<std::size_t>> selection_;
 };
 
 }  // namespace resident::detail
