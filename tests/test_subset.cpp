@@ -23,6 +23,7 @@
 
 #include "resident/augment.hpp"
 #include "resident/convert.hpp"
+#include "resident/dataset.hpp"
 #include "resident/device_dataset.hpp"
 #include "resident/error.hpp"
 #include "resident/image_layout.hpp"
@@ -527,4 +528,41 @@ TYPED_TEST(SubsetEpochs, BadRowsOfAStreamAreRefusedWhenThePartIsMade) {
   // NOLINTEND(bugprone-use-after-move)
   EXPECT_EQ(expect_same_epochs(reference, taken), 6u);
   EXPECT_EQ(expect_same_epochs(reference, dataset), 6u);
+}
+
+// What make_dataset made splits into parts held as it is, preloaded (parts of its allocation)
+// or streamed (parts streamed from its sources, each with chunk slots of its own): each part
+// serves the batches of a DeviceDataset of its rows, and a moved-from dataset has no part.
+TYPED_TEST(SubsetEpochs, PartsOfWhatMakeDatasetMadeServeTheirRowsPreloadedOrStreamed) {
+  if constexpr (!resident::testing::has_budget<TypeParam>::value) {
+    GTEST_SKIP() << "skipped: the space takes no byte budget";
+  } else {
+    const resident::testing::SmallImages data(1000);  // 52 KB
+    for (const std::size_t budget : {std::size_t{1} << 20, std::size_t{40} << 10}) {
+      const auto space = this->space_.with_budget(budget);
+      const DatasetOptions options =
+          stream_options(Remainder::partial, 0, 1, resident::StreamOrder::automatic);
+      auto dataset = resident::make_dataset(space, options, data.x(), data.y());
+      SCOPED_TRACE(dataset.is_streaming() ? "streamed" : "preloaded");
+      EXPECT_EQ(dataset.is_streaming(), budget < (std::size_t{1} << 20));
+      auto parts = resident::random_split(dataset, {700, 300}, 5, options);
+      ASSERT_EQ(parts.size(), 2u);
+      parts.emplace_back(dataset, 100, 250, options);
+      const std::vector<std::vector<std::size_t>> rows{
+          resident::random_split_rows(1000, {700, 300}, 5)[0],
+          resident::random_split_rows(1000, {700, 300}, 5)[1], range_rows(100, 250)};
+      for (std::size_t part = 0; part < parts.size(); ++part) {
+        SCOPED_TRACE("part " + std::to_string(part));
+        EXPECT_EQ(parts[part].is_streaming(), dataset.is_streaming());
+        EXPECT_EQ(parts[part].plan().recommendation, dataset.plan().recommendation);
+        const auto copied = data.take(rows[part]);
+        Dataset<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+        EXPECT_EQ(expect_same_epochs(reference, parts[part]), 6u);
+      }
+      auto moved_to = std::move(dataset);
+      // NOLINTNEXTLINE(bugprone-use-after-move): a moved-from dataset has no part
+      expect_parts_refused<resident::DatasetSubset<TypeParam, std::uint8_t, std::int32_t>>(dataset,
+                                                                                           options);
+    }
+  }
 }

@@ -9,12 +9,14 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "resident/dataset_accessors.hpp"
 #include "resident/dataset_options.hpp"
@@ -23,7 +25,9 @@
 #include "resident/device_dataset.hpp"
 #include "resident/epoch.hpp"
 #include "resident/plan.hpp"
+#include "resident/split.hpp"
 #include "resident/streaming_dataset.hpp"
+#include "resident/subset.hpp"
 
 namespace resident {
 
@@ -263,6 +267,10 @@ class BasicDataset
   [[nodiscard]] preloaded_type* preloaded() noexcept { return std::get_if<0>(&data_); }
   /// @brief The streamed dataset, or null when preloaded.
   [[nodiscard]] streaming_type* streaming() noexcept { return std::get_if<1>(&data_); }
+  /// @brief The preloaded dataset, or null when streaming.
+  [[nodiscard]] const preloaded_type* preloaded() const noexcept { return std::get_if<0>(&data_); }
+  /// @brief The streamed dataset, or null when preloaded.
+  [[nodiscard]] const streaming_type* streaming() const noexcept { return std::get_if<1>(&data_); }
 
   /// @brief Bytes the dataset holds in the space: the data, or the chunk slots.
   [[nodiscard]] std::size_t bytes() const noexcept {
@@ -338,6 +346,56 @@ class Dataset : public BasicDataset<DeviceDataset<Space, Ts...>, StreamingDatase
  public:
   using BasicDataset<DeviceDataset<Space, Ts...>, StreamingDataset<Space, Ts...>>::BasicDataset;
 };
+
+/// @brief Rows of a `Dataset` as a dataset of their own (PyTorch's `Subset`), whichever way
+/// the dataset holds them: a `Subset` of the preloaded data, sharing its allocation, or a subset
+/// of the stream, streamed from its sources (see `StreamingDataset`'s subset constructors),
+/// cut by options of its own. Its epochs are those of a dataset of copies of its rows, either
+/// way; `plan()` is the plan that chose the dataset's way. As a `Subset`, it has no
+/// `batch(i)`: read its batches from an epoch.
+template <class Space, class... Ts>
+class DatasetSubset : public BasicDataset<Subset<Space, Ts...>, StreamingDataset<Space, Ts...>> {
+  using Base = BasicDataset<Subset<Space, Ts...>, StreamingDataset<Space, Ts...>>;
+
+ public:
+  using Base::Base;
+
+  /// @brief Rows `[first, first + count)` of `dataset`'s rows (`num_rows()`, this rank's).
+  /// @throws what `Subset` and the streamed subset throw: a range past the rows, a dataset
+  /// moved from, options that do not fit.
+  DatasetSubset(const Dataset<Space, Ts...>& dataset, std::size_t first, std::size_t count,
+                const DatasetOptions& options)
+      : Base(dataset.streaming() != nullptr
+                 ? Base(StreamingDataset<Space, Ts...>(*dataset.streaming(), first, count, options),
+                        dataset.plan())
+                 : Base(Subset<Space, Ts...>(*dataset.preloaded(), first, count, options),
+                        dataset.plan())) {}
+  /// @brief `dataset`'s rows `rows`, in their order (repeats allowed).
+  /// @throws as the range constructor; a row not below `dataset.num_rows()` is named.
+  DatasetSubset(const Dataset<Space, Ts...>& dataset, const std::vector<std::size_t>& rows,
+                const DatasetOptions& options)
+      : Base(dataset.streaming() != nullptr
+                 ? Base(StreamingDataset<Space, Ts...>(*dataset.streaming(), rows, options),
+                        dataset.plan())
+                 : Base(Subset<Space, Ts...>(*dataset.preloaded(), rows, options),
+                        dataset.plan())) {}
+
+  /// @brief None: a list's rows are no run of memory; read the batches from an epoch.
+  void batch(std::size_t index) = delete;
+};
+
+/// @brief PyTorch's `random_split` of what `make_dataset` made: its rows in disjoint random
+/// parts of `lengths` rows (`random_split_rows`), each a `DatasetSubset` cut by `options`,
+/// preloaded or streamed as the dataset is.
+/// @throws what `random_split_rows` and the parts throw (a dataset moved from is refused, also
+/// for no parts); nothing is kept.
+template <class Space, class... Ts>
+std::vector<DatasetSubset<Space, Ts...>> random_split(const Dataset<Space, Ts...>& dataset,
+                                                      const std::vector<std::size_t>& lengths,
+                                                      std::uint64_t seed,
+                                                      const DatasetOptions& options) {
+  return detail::split_parts<DatasetSubset<Space, Ts...>>(dataset, lengths, seed, options);
+}
 
 /// @brief Preloads the fields when `plan()` says they fit, else streams them; never fails for
 /// want of memory unless even the chunk slots does not fit. Data that fits but would leave no

@@ -44,6 +44,7 @@ using resident::Shuffle;
 using HostDevice = resident::DeviceDataset<HostSpace, float, std::int32_t>;
 using HostStreaming = resident::StreamingDataset<HostSpace, float, std::int32_t>;
 using HostDataset = resident::Dataset<HostSpace, float, std::int32_t>;
+using HostDatasetSubset = resident::DatasetSubset<HostSpace, float, std::int32_t>;
 using HostTokens = resident::TokenDataset<HostSpace, std::uint16_t>;
 using HostCorpus = resident::TokenCorpus<HostSpace, std::uint16_t>;
 using HostSubset = resident::Subset<HostSpace, float, std::int32_t>;
@@ -414,6 +415,31 @@ void dataset_cases(Cases& cases) {
     if (cases.calling()) {
       *from = std::move(to);  // assigned into, then used
       EXPECT_EQ(first_label(from->batch(40)), 320);
+    }
+  }
+}
+
+void dataset_subset_cases(Cases& cases) {
+  const std::string owner = "resident::DatasetSubset";
+  const Rows rows(400);
+  HostSpace small;
+  const HostDataset streamed = streaming_made(rows, small);
+  const HostDataset preloaded =
+      resident::make_dataset(HostSpace{}, options_of(8), rows.x(), rows.y());
+  DatasetOptions options = options_of(8);
+  options.streaming.chunk_batches = 1;
+  options.streaming.chunk_slots = 2;
+  options.streaming.prefetch_chunks = 1;
+  options.ring_depth = 1;
+  for (const HostDataset* dataset : {&streamed, &preloaded}) {
+    HostDatasetSubset from(*dataset, 40, 100, options);
+    EXPECT_EQ(from.is_streaming(), dataset->is_streaming());
+    HostDatasetSubset to(std::move(from));
+    basic_dataset_cases(cases, owner, from, 8);  // NOLINT(bugprone-use-after-move)
+    if (cases.calling()) {
+      from = std::move(to);  // assigned into, then used
+      auto epoch = from.epoch();
+      EXPECT_EQ(first_label(epoch.batch(1)), 48);
     }
   }
 }
@@ -862,7 +888,8 @@ CaseList every_class() {
   return {
     {"DeviceDataset", device_dataset_cases}, {"Subset", subset_cases},
         {"StreamingDataset", streaming_dataset_cases}, {"TokenDataset", token_dataset_cases},
-        {"Dataset", dataset_cases}, {"TokenCorpus", token_corpus_cases}, {"Epoch", epoch_cases},
+        {"Dataset", dataset_cases}, {"DatasetSubset", dataset_subset_cases},
+        {"TokenCorpus", token_corpus_cases}, {"Epoch", epoch_cases},
         {"DatasetEpoch", dataset_epoch_cases}, {"Array", array_cases}, {"Archive", archive_cases},
         {"Plan", plan_cases}, {"MixtureOrder", mixture_order_cases}, {"Mixture", mixture_cases},
         {"HostSpace", host_space_cases},
@@ -884,6 +911,7 @@ TEST(MovedFrom, Mixture) { run_cases(mixture_cases); }
 TEST(MovedFrom, StreamingDataset) { run_cases(streaming_dataset_cases); }
 TEST(MovedFrom, TokenDataset) { run_cases(token_dataset_cases); }
 TEST(MovedFrom, Dataset) { run_cases(dataset_cases); }
+TEST(MovedFrom, DatasetSubset) { run_cases(dataset_subset_cases); }
 TEST(MovedFrom, TokenCorpus) { run_cases(token_corpus_cases); }
 TEST(MovedFrom, EpochAndItsIterator) { run_cases(epoch_cases); }
 TEST(MovedFrom, DatasetEpochAndItsIterator) { run_cases(dataset_epoch_cases); }
