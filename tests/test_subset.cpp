@@ -487,6 +487,29 @@ TYPED_TEST(SubsetEpochs, APartOfAStreamOfFilesServesItsRowsAndOutlivesTheStream)
   }
 }
 
+// A part of one rank's stream takes that rank's rows (`num_rows()`, from `first_row()` on),
+// in either order.
+TYPED_TEST(SubsetEpochs, APartOfARanksStreamTakesThatRanksRows) {
+  const Images data;
+  for (const auto order : {resident::StreamOrder::whole_epoch, resident::StreamOrder::window}) {
+    for (int rank = 0; rank < 3; ++rank) {
+      const Stream<TypeParam> dataset(this->space_, stream_options(Remainder::pad, rank, 3, order),
+                                      data.x(), data.y());
+      const std::vector<std::size_t> rows{dataset.num_rows() - 1, 0, 2, 3, 4, 1};
+      std::vector<std::size_t> global(rows.size());
+      std::transform(rows.begin(), rows.end(), global.begin(),
+                     [&](std::size_t row) { return dataset.first_row() + row; });
+      const auto copied = data.take(global);
+      const DatasetOptions options = stream_options(Remainder::partial, 0, 1, order);
+      Stream<TypeParam> part(dataset, rows, options);
+      Stream<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+      SCOPED_TRACE(std::string(resident::stream_order_name(order)) + ", rank " +
+                   std::to_string(rank));
+      EXPECT_EQ(expect_same_epochs(reference, part), 6u);
+    }
+  }
+}
+
 // Refusals come when the subset is made, as a DeviceDataset's subsets' do, and lose nothing:
 // the dataset streams as before; a moved-from part is empty, and its epochs made before throw.
 TYPED_TEST(SubsetEpochs, BadRowsOfAStreamAreRefusedWhenThePartIsMade) {
