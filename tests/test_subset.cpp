@@ -485,6 +485,26 @@ TYPED_TEST(SubsetEpochs, APartOfAStreamOfFilesServesItsRowsAndOutlivesTheStream)
       EXPECT_EQ(expect_same_epochs(reference, part), 6u);
     }
   }
+  // A whole-epoch part of files read in window order is refused, saying which order to take.
+  const Stream<TypeParam> windows =
+      resident::load_streaming_dataset<TypeParam, std::uint8_t, std::int32_t>(
+          this->space_, stream_options(Remainder::drop, 0, 1, resident::StreamOrder::window),
+          x.path, y.path);
+  const DatasetOptions whole =
+      stream_options(Remainder::drop, 0, 1, resident::StreamOrder::whole_epoch);
+  EXPECT_NE(refusal([&] {
+              Stream<TypeParam>(windows, 0, 10, whole);
+            }).find("a dataset that reads its files in window order"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              (void)resident::random_split(windows, {50, 53}, 1, whole);
+            }).find("stream the subset in StreamOrder::window or automatic"),
+            std::string::npos);
+  EXPECT_EQ(
+      Stream<TypeParam>(windows, rows,
+                        stream_options(Remainder::drop, 0, 1, resident::StreamOrder::automatic))
+          .order(),
+      resident::StreamOrder::window);
 }
 
 // A part of one rank's stream takes that rank's rows (`num_rows()`, from `first_row()` on),

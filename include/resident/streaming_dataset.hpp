@@ -348,7 +348,7 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
       : StreamingDataset(dataset.space(), options,
                          detail::make_layout<sizeof...(Ts)>(
                              options, dataset.selected_shapes(selection.rows), {sizeof(Ts)...}),
-                         dataset.selected_sources(selection), dataset.impl_row_shapes()) {}
+                         dataset.selected_sources(selection, options), dataset.impl_row_shapes()) {}
 
   [[nodiscard]] std::array<Shape, num_fields> selected_shapes(std::size_t rows) const {
     std::array<Shape, num_fields> shapes{};
@@ -357,8 +357,16 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
     return shapes;
   }
   // The sources of `selection`'s rows: each the source row that the dataset's stored row is.
+  // A whole-epoch order of them needs the rows in memory (mapped files are).
   [[nodiscard]] std::array<detail::RowSource, num_fields> selected_sources(
-      const detail::RowSelection& selection) const {
+      const detail::RowSelection& selection, const DatasetOptions& options) const {
+    RESIDENT_EXPECTS(options.streaming.order != StreamOrder::whole_epoch ||
+                         detail::sources_in_memory(streamers_.sources()),
+                     "StreamOptions::order is whole_epoch for a subset of a dataset that reads "
+                     "its files in window order, and a subset streams from its dataset's "
+                     "sources; make the dataset in whole-epoch order (StreamOrder::whole_epoch "
+                     "or automatic, which maps the files or reads them into memory), or stream "
+                     "the subset in StreamOrder::window or automatic");
     const detail::SourceMap map = detail::source_map(this->impl_core().layout());
     auto rows = std::make_shared<std::vector<std::size_t>>(selection.rows);
     for (std::size_t row = 0; row < selection.rows; ++row)

@@ -41,16 +41,22 @@
 
 namespace resident::detail {
 
+/// @brief Whether every one of `sources` is in host memory (see `RowSource::in_memory`).
+template <std::size_t Fields>
+bool sources_in_memory(const std::array<RowSource, Fields>& sources) noexcept {
+  // A source of no bytes (an empty tensor may have a null pointer) reads nothing from anywhere.
+  return std::all_of(sources.begin(), sources.end(), [](const RowSource& source) {
+    return source.in_memory() || source.rows() == 0 || source.row_bytes() == 0;
+  });
+}
+
 /// @brief Whether a stream of `sources` under `order` runs in whole-epoch order: unless
 /// `StreamOrder::window` is asked for, when every source is host memory (the loaders read
 /// files into host memory for it, or leave them files for a window order).
 /// @throws InvalidArgument for `StreamOrder::whole_epoch` over a source that is not in memory.
 template <std::size_t Fields>
 bool streams_whole_epoch(StreamOrder order, const std::array<RowSource, Fields>& sources) {
-  // A source of no bytes (an empty tensor may have a null pointer) reads nothing from anywhere.
-  const bool in_memory = std::all_of(sources.begin(), sources.end(), [](const RowSource& source) {
-    return source.in_memory() || source.rows() == 0 || source.row_bytes() == 0;
-  });
+  const bool in_memory = sources_in_memory(sources);
   RESIDENT_EXPECTS(in_memory || order != StreamOrder::whole_epoch,
                    "StreamOptions::order is whole_epoch but a field's rows are read from a file; "
                    "load it with load_streaming_dataset, which reads the rows into host memory "
