@@ -365,23 +365,27 @@ class DatasetSubset : public BasicDataset<Subset<Space, Ts...>, StreamingDataset
   /// moved from, options that do not fit.
   DatasetSubset(const Dataset<Space, Ts...>& dataset, std::size_t first, std::size_t count,
                 const DatasetOptions& options)
-      : Base(dataset.streaming() != nullptr
-                 ? Base(StreamingDataset<Space, Ts...>(*dataset.streaming(), first, count, options),
-                        dataset.plan())
-                 : Base(Subset<Space, Ts...>(*dataset.preloaded(), first, count, options),
-                        dataset.plan())) {}
+      : Base(part(dataset, options, first, count)) {}
   /// @brief `dataset`'s rows `rows`, in their order (repeats allowed).
   /// @throws as the range constructor; a row not below `dataset.num_rows()` is named.
   DatasetSubset(const Dataset<Space, Ts...>& dataset, const std::vector<std::size_t>& rows,
                 const DatasetOptions& options)
-      : Base(dataset.streaming() != nullptr
-                 ? Base(StreamingDataset<Space, Ts...>(*dataset.streaming(), rows, options),
-                        dataset.plan())
-                 : Base(Subset<Space, Ts...>(*dataset.preloaded(), rows, options),
-                        dataset.plan())) {}
+      : Base(part(dataset, options, rows)) {}
 
   /// @brief None: a list's rows are no run of memory; read the batches from an epoch.
   void batch(std::size_t index) = delete;
+
+ private:
+  // The part of `rows` (a range's first and count, or a list) as `dataset` holds its rows: a
+  // streamed part of a stream, a Subset of preloaded rows.
+  template <class... Rows>
+  static Base part(const Dataset<Space, Ts...>& dataset, const DatasetOptions& options,
+                   const Rows&... rows) {
+    if (dataset.streaming() != nullptr)
+      return Base(StreamingDataset<Space, Ts...>(*dataset.streaming(), rows..., options),
+                  dataset.plan());
+    return Base(Subset<Space, Ts...>(*dataset.preloaded(), rows..., options), dataset.plan());
+  }
 };
 
 /// @brief PyTorch's `random_split` of what `make_dataset` made: its rows in disjoint random

@@ -326,11 +326,10 @@ class Mixture : public DatasetAccessors<Mixture<Space, Ts...>, Space, Ts...>,
                          " bytes is more than this platform addresses; give fewer "
                          "MixtureOptions::epoch_samples, or repeats and counts that sum to "
                          "fewer");
-    std::array<Shape, num_fields> shapes{};
-    for (std::size_t field = 0; field < num_fields; ++field)
-      shapes[field] = first.impl_row_shapes()[field].prepend(static_cast<std::size_t>(positions));
-    return Core(first.space(), options, detail::reserve_for(first.space(), options),
-                detail::make_layout<num_fields>(options, shapes, {sizeof(Ts)...}));
+    return Core(
+        first.space(), options, detail::reserve_for(first.space(), options),
+        detail::layout_of_rows<num_fields>(options, first.impl_row_shapes(),
+                                           static_cast<std::size_t>(positions), element_bytes));
   }
   template <class Source>
   static std::vector<std::shared_ptr<const void>> owners_of(

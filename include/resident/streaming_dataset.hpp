@@ -346,16 +346,10 @@ class StreamingDataset : public DatasetAccessors<StreamingDataset<Space, Ts...>,
   StreamingDataset(const StreamingDataset& dataset, const detail::RowSelection& selection,
                    const DatasetOptions& options)
       : StreamingDataset(dataset.space(), options,
-                         detail::make_layout<sizeof...(Ts)>(
-                             options, dataset.selected_shapes(selection.rows), {sizeof(Ts)...}),
+                         detail::layout_of_rows<num_fields>(options, dataset.impl_row_shapes(),
+                                                            selection.rows, {sizeof(Ts)...}),
                          dataset.selected_sources(selection, options), dataset.impl_row_shapes()) {}
 
-  [[nodiscard]] std::array<Shape, num_fields> selected_shapes(std::size_t rows) const {
-    std::array<Shape, num_fields> shapes{};
-    for (std::size_t field = 0; field < num_fields; ++field)
-      shapes[field] = this->impl_row_shapes()[field].prepend(rows);
-    return shapes;
-  }
   // The sources of `selection`'s rows: each the source row that the dataset's stored row is.
   // A whole-epoch order of them needs the rows in memory (mapped files are).
   [[nodiscard]] std::array<detail::RowSource, num_fields> selected_sources(

@@ -154,11 +154,9 @@ class Subset : public DatasetAccessors<Subset<Space, Ts...>, Space, Ts...>,
   // The core of a dataset of `rows` of `dataset`'s rows, cut by `options`, in its space.
   static Core core_of(const dataset_type& dataset, std::size_t rows,
                       const DatasetOptions& options) {
-    std::array<Shape, num_fields> shapes{};
-    for (std::size_t field = 0; field < num_fields; ++field)
-      shapes[field] = dataset.impl_row_shapes()[field].prepend(rows);
     return Core(dataset.space(), options, detail::reserve_for(dataset.space(), options),
-                detail::make_layout<num_fields>(options, shapes, {sizeof(Ts)...}));
+                detail::layout_of_rows<num_fields>(options, dataset.impl_row_shapes(), rows,
+                                                   {sizeof(Ts)...}));
   }
   template <std::size_t... Field>
   static std::tuple<const Ts*...> bases_of(const dataset_type& dataset,

@@ -81,4 +81,29 @@ TEST(RowSource, ASelectionReadsItsRowsOfTheBase) {
   }
 }
 
+// A gather of more rows than a selection maps at once serves every row, runs that cross from
+// one block to the next among them, from memory and from a file.
+TEST(RowSource, ASelectionGathersListsLongerThanABlock) {
+  std::vector<std::int32_t> values(1000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int32_t>(i * 3);
+  const TempNpy file("row_source_long_gather", values, {1000});
+  const auto open = std::make_shared<const resident::detail::ReadFile>(file.path);
+  auto reversed = std::make_shared<std::vector<std::size_t>>(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) (*reversed)[i] = values.size() - 1 - i;
+  for (const RowSource& base :
+       {RowSource::memory(values.data(), 1000, 4), RowSource::file(open, 128, 1000, 4)}) {
+    const RowSource selected = RowSource::selected(base, reversed);
+    for (const std::size_t count : {std::size_t{255}, std::size_t{256}, std::size_t{257},
+                                    std::size_t{700}, std::size_t{1000}}) {
+      std::vector<std::size_t> picked(count);  // runs of 300 rows, then every third row
+      for (std::size_t i = 0; i < count; ++i) picked[i] = i < 300 ? 100 + i : i * 3 % 1000;
+      std::vector<std::int32_t> gathered(count);
+      selected.gather(picked.data(), count,
+                      reinterpret_cast<std::byte*>(gathered.data()));  // NOLINT
+      for (std::size_t i = 0; i < count; ++i)
+        ASSERT_EQ(gathered[i], values[999 - picked[i]]) << "row " << i << " of " << count;
+    }
+  }
+}
+
 }  // namespace

@@ -76,6 +76,18 @@ DatasetLayout<Fields> make_layout(const DatasetOptions& options,
   return place_fields(layout, make_geometry(layout.source_rows, options));
 }
 
+/// @brief The layout of `rows` rows of fields whose rows have these shapes (a row's shape, its
+/// row count left out): a dataset of some of another's rows, or of a mixture's samples.
+template <std::size_t Fields>
+DatasetLayout<Fields> layout_of_rows(const DatasetOptions& options,
+                                     const std::array<Shape, Fields>& row_shapes, std::size_t rows,
+                                     const std::array<std::size_t, Fields>& element_bytes) {
+  std::array<Shape, Fields> shapes{};
+  for (std::size_t field = 0; field < Fields; ++field)
+    shapes[field] = row_shapes[field].prepend(rows);
+  return make_layout<Fields>(options, shapes, element_bytes);
+}
+
 /// @brief The layout of host tensors `fields` (see above).
 template <class... Ts>
 DatasetLayout<sizeof...(Ts)> make_layout(const DatasetOptions& options,

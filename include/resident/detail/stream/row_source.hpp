@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -229,10 +230,14 @@ class RowSource {
   /// `into` (a mapping is checked once, after the last).
   /// @throws what `read` throws.
   void gather(const std::size_t* rows, std::size_t count, std::byte* into) const {
-    if (base_) {
-      std::vector<std::size_t> base_rows(count);
-      for (std::size_t r = 0; r < count; ++r) base_rows[r] = (*selection_)[rows[r]];
-      return base_->gather(base_rows.data(), count, into);
+    if (base_) {  // the base's rows, a block at a time on the stack: no allocation per piece
+      std::array<std::size_t, 256> base_rows;
+      for (std::size_t done = 0; done < count; done += base_rows.size()) {
+        const std::size_t block = std::min(base_rows.size(), count - done);
+        for (std::size_t r = 0; r < block; ++r) base_rows[r] = (*selection_)[rows[done + r]];
+        base_->gather(base_rows.data(), block, into + done * row_bytes_);
+      }
+      return;
     }
     if (memory_ == nullptr) {  // a read for each run of consecutive rows
       for_each_run(rows, count, [this, rows, into](std::size_t at, std::size_t run) {
