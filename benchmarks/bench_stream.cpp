@@ -263,6 +263,46 @@ void BM_HostStreamInPlaceShuffledVsPreloaded(benchmark::State& state) {
 }
 BENCHMARK(BM_HostStreamInPlaceShuffledVsPreloaded)->UseManualTime()->Unit(benchmark::kMillisecond);
 
+/// A seeded random half of a cached `.npy` file's rows (`random_split`), streamed with the
+/// same options as the whole file, against the whole file's stream in the same iterations, per
+/// row (`ratio_to_whole` = the whole stream's time per row / the part's): what rows that are
+/// no run of the file cost, in window order (`order:0`: a read for each run of consecutive
+/// rows) and in whole-epoch order (`order:1`: rows copied from the file's mapping).
+void BM_HostStreamedPartVsWhole(benchmark::State& state) {
+  const std::size_t rows = (std::size_t{128} << 20) / row_bytes;
+  const RowFile file(rows);
+  DatasetOptions options = host_stream_options(true);
+  options.streaming.order = state.range(0) == 0 ? StreamOrder::window : StreamOrder::whole_epoch;
+  auto whole = load_streaming_dataset<HostSpace, std::uint8_t>(HostSpace{}, options, file.path);
+  auto parts = random_split(whole, {rows / 2, rows - rows / 2}, 7, options);
+  auto& part = parts[0];
+  benchmark::DoNotOptimize(stream_epoch(whole));  // warms the rings and the pages
+  benchmark::DoNotOptimize(stream_epoch(part));
+  double whole_total = 0, part_total = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    benchmark::DoNotOptimize(stream_epoch(part));
+    const double seconds = seconds_since(start);
+    part_total += seconds;
+    start = Clock::now();
+    benchmark::DoNotOptimize(stream_epoch(whole));
+    whole_total += seconds_since(start);
+    state.SetIterationTime(seconds);
+  }
+  const auto iterations = static_cast<double>(state.iterations());
+  const double part_rows = static_cast<double>(part.num_batches() * batch_rows);
+  const double whole_rows = static_cast<double>(whole.num_batches() * batch_rows);
+  state.SetBytesProcessed(static_cast<std::int64_t>(part_rows * row_bytes * iterations));
+  state.counters["whole_ms"] = whole_total / iterations * 1e3;
+  state.counters["ratio_to_whole"] = (whole_total / whole_rows) / (part_total / part_rows);
+}
+BENCHMARK(BM_HostStreamedPartVsWhole)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("order")
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 /// The same stream from a cold file (its pages dropped from the page cache before each
 /// iteration): the time to make the dataset (`make_ms`: headers only), to its first shuffled
 /// batch (`first_batch_ms`) and to the end of the epoch (the iteration's time), with the
