@@ -9,6 +9,7 @@
 // memory or from files.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,7 @@ using resident::EpochOptions;
 using resident::HostTensor;
 using resident::Remainder;
 using resident::Shuffle;
+using resident::testing::read_back;
 
 constexpr std::size_t kRows = 103, kPixels = resident::testing::SmallImages::pixels_per_row;
 
@@ -505,6 +508,47 @@ TYPED_TEST(SubsetEpochs, APartOfAStreamOfFilesServesItsRowsAndOutlivesTheStream)
                         stream_options(Remainder::drop, 0, 1, resident::StreamOrder::automatic))
           .order(),
       resident::StreamOrder::window);
+}
+
+// A file cut under a running epoch of a whole-epoch part: every later batch is the copied
+// rows' or a FormatError, never other bytes; on the host, which gathers the part's rows where
+// they lie in the file's mapping, every later batch is refused.
+TYPED_TEST(SubsetEpochs, AFileCutUnderAPartGivesFormatErrorsAndNeverWrongBytes) {
+  const Images data;
+  const resident::testing::TempNpy x("subset_cut_x", data.pixels, {kRows, 3, 4, 4});
+  const resident::testing::TempNpy y("subset_cut_y", data.labels, {kRows});
+  const std::vector<std::size_t> rows = resident::random_split_rows(kRows, {70, 33}, 5)[0];
+  const DatasetOptions options =
+      stream_options(Remainder::pad, 0, 1, resident::StreamOrder::whole_epoch);
+  const auto dataset = resident::load_streaming_dataset<TypeParam, std::uint8_t, std::int32_t>(
+      this->space_, options, x.path, y.path);
+  Stream<TypeParam> part(dataset, rows, options);
+  const auto copied = data.take(rows);
+  Stream<TypeParam> reference(this->space_, options, copied.x(), copied.y());
+  const EpochOptions epoch_options{3, 0, Shuffle::samples};
+  auto expected = reference.epoch(epoch_options);
+  auto epoch = part.epoch(epoch_options);
+  (void)epoch.batch(0);
+  ASSERT_EQ(::truncate(x.path.c_str(), 1024), 0);
+  std::size_t refused = 0;
+  for (std::size_t k = 1; k < epoch.size(); ++k) {
+    try {
+      auto [got_x, got_y] = epoch.batch(k);
+      auto [want_x, want_y] = expected.batch(k);
+      EXPECT_EQ(read_back(part.space(), part.stream(), got_x),
+                read_back(reference.space(), reference.stream(), want_x))
+          << "batch " << k;
+      EXPECT_EQ(read_back(part.space(), part.stream(), got_y),
+                read_back(reference.space(), reference.stream(), want_y))
+          << "batch " << k;
+    } catch (const resident::FormatError& error) {
+      EXPECT_NE(std::string(error.what()).find("changed"), std::string::npos) << error.what();
+      ++refused;
+    }
+  }
+  if constexpr (std::is_same_v<TypeParam, resident::HostSpace>) {
+    EXPECT_EQ(refused, epoch.size() - 1);
+  }
 }
 
 // A part of one rank's stream takes that rank's rows (`num_rows()`, from `first_row()` on),

@@ -7,13 +7,5 @@
 # after (AFTER: 16 at a time, in lanes) the host gather placed a mixture's rows together, run
 # in turn, three times each, three repetitions a run, on the 2-core host (no GPU).
 set -eu
-before=$1
-after=$2
-out=$(dirname "$0")
-for i in 1 2 3; do
-  for side in before after; do
-    if [ "$side" = before ]; then binary=$before; else binary=$after; fi
-    "$binary" --benchmark_filter='BM_HostMixedEpoch' --benchmark_repetitions=3 \
-      --benchmark_min_time=3 --benchmark_out="$out/$side-$i.json" --benchmark_out_format=json
-  done
-done
+dir=$(dirname "$0")
+exec "$dir/../../../scripts/bench-sitting.sh" "$dir" 'BM_HostMixedEpoch' 3 "$1" "$2"

@@ -33,8 +33,8 @@ inline constexpr std::size_t fill_step_bytes = std::size_t{4} << 20;
 
 /// @brief The progress of the fills of one dataset, reported together: after each step of any
 /// of them, `callback` hears of the bytes all of them have filled, one call at a time (on the
-/// filling threads); `false` stops them all, and so does an exception it throws (the fill
-/// whose report threw fails with it).
+/// filling threads); `false` stops them all, and so does an exception it throws, which every
+/// fill then ends with (`thrown`): a reader of any of them gets the callback's exception.
 class FillProgress {
  public:
   FillProgress(std::size_t total, ProgressCallback callback)
@@ -49,7 +49,12 @@ class FillProgress {
           done_, total_,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count()};
       stopped_ = true;  // unless the callback returns true: an exception stops every fill
-      stopped_ = !callback_(progress);
+      try {
+        stopped_ = !callback_(progress);
+      } catch (...) {
+        thrown_ = std::current_exception();
+        throw;
+      }
     }
     return !stopped_;
   }
@@ -57,6 +62,11 @@ class FillProgress {
   [[nodiscard]] bool stopped() const {
     const std::lock_guard<std::mutex> lock(mutex_);
     return stopped_;
+  }
+  /// @brief What the callback threw to stop, or null (it returned false, or goes on).
+  [[nodiscard]] std::exception_ptr thrown() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return thrown_;
   }
 
  private:
@@ -66,6 +76,7 @@ class FillProgress {
   mutable std::mutex mutex_;
   std::size_t done_ = 0;
   bool stopped_ = false;
+  std::exception_ptr thrown_;
 };
 
 /// @brief Bytes `[first, last)` of a memory block, filled in order by a thread of its own: each
@@ -150,7 +161,8 @@ class BackgroundFill {
   void run() noexcept {
     try {
       for (std::size_t at = first_; at < last_;) {
-        if (stopping() || (progress_ && progress_->stopped())) return end_with(nullptr);
+        if (stopping()) return end_with(nullptr);
+        if (progress_ && progress_->stopped()) return end_with(progress_->thrown(), false);
         const std::size_t bytes = std::min(fill_step_bytes, last_ - at);
         fill_(at, bytes, memory_.get() + at);
         at += bytes;
@@ -162,9 +174,11 @@ class BackgroundFill {
           filled_.store(at, std::memory_order_release);
         }
         done_.notify_all();
+        // A stop of the callback's (another fill's report may have been the one that threw) is
+        // no fault of the rows: the filled ones stay served.
         try {
-          if (progress_ && !progress_->report(bytes)) return end_with(nullptr);
-        } catch (...) {  // the callback's: a stop, with its exception, not a fault of the rows
+          if (progress_ && !progress_->report(bytes)) return end_with(progress_->thrown(), false);
+        } catch (...) {
           return end_with(std::current_exception(), false);
         }
       }

@@ -65,7 +65,8 @@ struct ChunkRows {
 /// @brief A gather source: a field's rows in the chunk slots, placed by `rows`; or, where
 /// `direct` is set (a stream in whole-epoch order whose rows are in host memory, gathered by
 /// host threads), the rows where they lie in host memory, row `row` being the stored row that
-/// `source` maps to the caller's.
+/// `source` maps to the caller's, and that `selected` maps on to its base's where the stream is
+/// a subset of another's rows.
 template <class T>
 struct ChunkSlotRows {
   using element_type = T;
@@ -75,6 +76,7 @@ struct ChunkSlotRows {
   ChunkRows rows;
   const std::byte* direct = nullptr;  ///< The field's rows in host memory, or null.
   SourceMap source{};
+  const std::size_t* selected = nullptr;  ///< A subset's base row of each of its rows, or null.
 
   /// `start(place)`: nothing is read through `reach`.
   template <class Reach>
@@ -84,8 +86,11 @@ struct ChunkSlotRows {
   }
   /// Where the row at `place` starts (its place worked out once by the caller).
   [[nodiscard]] RESIDENT_HOST_DEVICE const T* start(const RowPlace& place) const noexcept {
-    if (direct != nullptr)
-      return reinterpret_cast<const T*>(direct + source.row(place.row) * row_bytes);  // NOLINT
+    if (direct != nullptr) {
+      const std::uint64_t row = source.row(place.row);
+      return reinterpret_cast<const T*>(  // NOLINT: typed view of the rows' bytes
+          direct + (selected != nullptr ? selected[row] : row) * row_bytes);
+    }
     return reinterpret_cast<const T*>(  // NOLINT: typed view of the slot's bytes
         field_base + place.slot * slot_bytes + place.slot_row * row_bytes);
   }
@@ -100,7 +105,7 @@ struct ChunkSlotRows {
   }
   template <class Word>
   [[nodiscard]] ChunkSlotRows<Word> as() const noexcept {
-    return {field_base, slot_bytes, row_bytes, rows, direct, source};
+    return {field_base, slot_bytes, row_bytes, rows, direct, source, selected};
   }
 };
 

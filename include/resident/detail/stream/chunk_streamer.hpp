@@ -309,12 +309,9 @@ class ChunkStreamers {
                  std::shared_ptr<const void> reader_owner, const DatasetLayout<Fields>& layout,
                  const StreamLayout<Fields>& stream, std::array<RowSource, Fields> sources,
                  bool whole_epoch, unsigned threads)
-      : recipe_(std::make_unique<Recipe>(
-            Recipe{space, reader, std::move(reader_owner), layout, stream, sources, whole_epoch,
-                   whole_epoch && space_traits<Space>::gather_engine::reads_host_memory &&
-                       std::none_of(sources.begin(), sources.end(),
-                                    [](const RowSource& source) { return source.selects(); }),
-                   threads})) {
+      : recipe_(std::make_unique<Recipe>(Recipe{
+            space, reader, std::move(reader_owner), layout, stream, sources, whole_epoch,
+            whole_epoch && space_traits<Space>::gather_engine::reads_host_memory, threads})) {
     pool_.add(make_streamer());
   }
 
@@ -441,8 +438,9 @@ class ChunkStreamers {
     ChunkSlotRows<T> source{slots == nullptr ? nullptr : slots + recipe.stream.offsets[field],
                             recipe.stream.slot_bytes, recipe.layout.row_bytes[field], rows};
     if (recipe.direct) {
-      source.direct = recipe.sources[field].memory();
+      source.direct = recipe.sources[field].rows_memory();
       source.source = source_map(recipe.layout);
+      source.selected = recipe.sources[field].selected_rows();
     }
     return source;
   }

@@ -145,14 +145,26 @@ class RowSource {
   }
   /// Whether the source selects rows of another (see `selected`).
   [[nodiscard]] bool selects() const noexcept { return base_ != nullptr; }
+  /// The host memory the rows lie in, read in place: `memory()`, or for a selection its
+  /// base's (row `i` then lies at base row `selected_rows()[i]`); null where they are not in
+  /// memory.
+  [[nodiscard]] const std::byte* rows_memory() const noexcept {
+    return base_ != nullptr ? base_->memory_ : memory_;
+  }
+  /// A selection's base row of each of its rows, or null for a source that selects none.
+  [[nodiscard]] const std::size_t* selected_rows() const noexcept {
+    return base_ != nullptr ? selection_->data() : nullptr;
+  }
   /// Bytes of host memory this source owns (shared with its copies); 0 for memory the caller
   /// keeps alive and for files.
   [[nodiscard]] std::size_t owned_bytes() const noexcept { return owned_bytes_; }
 
   /// Bytes of a file's mapping this source reads in place; 0 for memory and for files read.
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_bytes_; }
-  /// The mapping the source reads, or null.
-  [[nodiscard]] const FileMapping* mapping() const noexcept { return mapping_.get(); }
+  /// The mapping the source reads (a selection, its base's), or null.
+  [[nodiscard]] const FileMapping* mapping() const noexcept {
+    return base_ != nullptr ? base_->mapping_.get() : mapping_.get();
+  }
 
   /// @brief Waits until rows `[0, end_row)` are in memory (those this source fills in the
   /// background; nothing for other sources).
