@@ -17,6 +17,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "resident/resident.hpp"
@@ -230,6 +231,28 @@ std::uint64_t shuffled_epoch(Dataset& ds, std::uint64_t epoch) {
   return sum;
 }
 
+/// Seconds that sample-shuffled epochs of `timed` and of `beside` took in `state`'s iterations,
+/// in turn (epoch 0 of each warms the rings and the pages first); the iteration's time is
+/// `timed`'s.
+template <class Timed, class Beside>
+std::pair<double, double> shuffled_in_turn(benchmark::State& state, Timed& timed, Beside& beside) {
+  benchmark::DoNotOptimize(shuffled_epoch(timed, 0));
+  benchmark::DoNotOptimize(shuffled_epoch(beside, 0));
+  double timed_total = 0, beside_total = 0;
+  std::uint64_t epoch = 1;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    benchmark::DoNotOptimize(shuffled_epoch(timed, epoch));
+    const double seconds = seconds_since(start);
+    timed_total += seconds;
+    start = Clock::now();
+    benchmark::DoNotOptimize(shuffled_epoch(beside, epoch++));
+    beside_total += seconds_since(start);
+    state.SetIterationTime(seconds);
+  }
+  return {timed_total, beside_total};
+}
+
 /// A sample-shuffled whole-epoch stream of a `.npy` file, read in place from its mapping with
 /// the file's pages cached, against the same shuffled epoch of a dataset preloaded into host
 /// memory from the same rows, timed in the same iterations (`ratio_to_preloaded` = preloaded
@@ -242,20 +265,7 @@ void BM_HostStreamInPlaceShuffledVsPreloaded(benchmark::State& state) {
   auto streamed = load_streaming_dataset<HostSpace, std::uint8_t>(
       HostSpace::with_budget(rows * row_bytes / 2), options, file.path);
   auto preloaded = load_dataset<HostSpace, std::uint8_t>(HostSpace{}, options, file.path);
-  benchmark::DoNotOptimize(shuffled_epoch(streamed, 0));  // warms the rings and the pages
-  benchmark::DoNotOptimize(shuffled_epoch(preloaded, 0));
-  double streamed_total = 0, preloaded_total = 0;
-  std::uint64_t epoch = 1;
-  for (auto _ : state) {
-    auto start = Clock::now();
-    benchmark::DoNotOptimize(shuffled_epoch(streamed, epoch));
-    const double seconds = seconds_since(start);
-    streamed_total += seconds;
-    start = Clock::now();
-    benchmark::DoNotOptimize(shuffled_epoch(preloaded, epoch++));
-    preloaded_total += seconds_since(start);
-    state.SetIterationTime(seconds);
-  }
+  const auto [streamed_total, preloaded_total] = shuffled_in_turn(state, streamed, preloaded);
   state.SetBytesProcessed(static_cast<std::int64_t>(rows * row_bytes * state.iterations()));
   state.counters["mapped_MiB"] = static_cast<double>(streamed.mapped_bytes()) / (1 << 20);
   state.counters["preloaded_ms"] = preloaded_total / static_cast<double>(state.iterations()) * 1e3;
@@ -276,20 +286,7 @@ void BM_HostStreamedPartVsWhole(benchmark::State& state) {
   auto whole = load_streaming_dataset<HostSpace, std::uint8_t>(HostSpace{}, options, file.path);
   auto parts = random_split(whole, {rows / 2, rows - rows / 2}, 7, options);
   auto& part = parts[0];
-  benchmark::DoNotOptimize(shuffled_epoch(whole, 0));  // warms the rings and the pages
-  benchmark::DoNotOptimize(shuffled_epoch(part, 0));
-  double whole_total = 0, part_total = 0;
-  std::uint64_t epoch = 1;
-  for (auto _ : state) {
-    auto start = Clock::now();
-    benchmark::DoNotOptimize(shuffled_epoch(part, epoch));
-    const double seconds = seconds_since(start);
-    part_total += seconds;
-    start = Clock::now();
-    benchmark::DoNotOptimize(shuffled_epoch(whole, epoch++));
-    whole_total += seconds_since(start);
-    state.SetIterationTime(seconds);
-  }
+  const auto [part_total, whole_total] = shuffled_in_turn(state, part, whole);
   const auto iterations = static_cast<double>(state.iterations());
   const double part_rows = static_cast<double>(part.num_batches() * batch_rows);
   const double whole_rows = static_cast<double>(whole.num_batches() * batch_rows);
